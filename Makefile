@@ -1,0 +1,101 @@
+# jvmpishim — build, test, demo, install.
+#
+#   make                 build/libjvmpishim.so, the legacy agents, test programs
+#   make check           unit tests (no JVM, also under ASan/UBSan) + integration tests on every JDK found
+#   make demo            a bundled legacy agent profiles a sample app through the shim
+#   make install PREFIX=/usr/local [DESTDIR=...]
+#
+# The JDK compiled against is the oldest supported one found (tools/find-jdk.sh build);
+# set JDK=/path/to/jdk to override. Tests run on every JDK tools/find-jdk.sh all lists.
+
+JDK      ?= $(shell tools/find-jdk.sh build)
+ifeq ($(JDK),)
+$(error no JDK >= 17 with include/jvmti.h and javac found; install openjdk-17-jdk-headless or set JDK=)
+endif
+CC       ?= cc
+CXX      ?= c++
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VERSION  := 0.1.0
+
+B        := build
+JNI_INC  := -I$(JDK)/include -I$(JDK)/include/linux
+WARN     := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude $(JNI_INC)
+# Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
+AGENT_CFLAGS := $(WARN) $(CFLAGS) -fPIC -Iinclude $(JNI_INC)
+
+SHIM_SRC := $(sort $(wildcard src/*.c))
+SHIM_HDR := $(wildcard src/*.h) include/jvmpi.h
+SHIM_OBJ := $(SHIM_SRC:src/%.c=$(B)/obj/%.o)
+
+AGENT_C   := $(wildcard legacy-agents/*.c)
+AGENT_CXX := $(wildcard legacy-agents/*.cc)
+AGENTS    := $(AGENT_C:legacy-agents/%.c=$(B)/agents/lib%.so) $(AGENT_CXX:legacy-agents/%.cc=$(B)/agents/lib%.so)
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
+# Pure-C modules the unit tests link (no JVM needed).
+UNIT_LINK := src/options.c src/log.c
+
+JAVA_SRC  := $(wildcard tests/java/*.java)
+CLASSES   := $(B)/classes/.stamp
+
+.PHONY: all check unit unit-san it demo install clean bench
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES)
+
+$(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(B)/libjvmpishim.so: $(SHIM_OBJ)
+	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=src/exports.map
+
+$(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h | $(B)/agents
+	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
+$(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h | $(B)/agents
+	$(CXX) -std=c++11 $(AGENT_CFLAGS) -shared -o $@ $<
+
+$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Isrc $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit-san
+	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	  -D_GNU_SOURCE -pthread -Iinclude -Isrc $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+
+$(CLASSES): $(JAVA_SRC) | $(B)/classes
+	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)
+	@touch $@
+
+$(B)/obj $(B)/agents $(B)/unit $(B)/unit-san $(B)/classes:
+	@mkdir -p $@
+
+unit: $(UNIT)
+	@tests/run-unit.sh $(UNIT)
+unit-san: $(UNIT_SAN)
+	@tests/run-unit.sh $(UNIT_SAN)
+
+it: all
+	@tests/run.sh
+
+# check: everything, one summary line at the end.
+check: all $(UNIT) $(UNIT_SAN)
+	@tests/run.sh --unit "$(UNIT) $(UNIT_SAN)"
+
+demo: all
+	@tests/demo.sh
+
+bench: all
+	@bench/run.sh
+
+install: $(B)/libjvmpishim.so
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/doc/jvmpishim
+	install -m 0755 $(B)/libjvmpishim.so $(DESTDIR)$(PREFIX)/lib/libjvmpishim.so
+	install -m 0644 include/jvmpi.h $(DESTDIR)$(PREFIX)/include/jvmpi.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jvmpishim.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jvmpishim.pc
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/jvmpishim/
+
+clean:
+	rm -rf $(B)

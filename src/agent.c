@@ -1,0 +1,318 @@
+/* agent.c — the JVMTI agent: Agent_OnLoad, the JVMTI callbacks, and the JVMPI lifecycle
+ * (JVM_INIT_DONE, JVM_SHUT_DOWN, DATA_DUMP/RESET_REQUEST, ProfilerExit).
+ *
+ * Agent_OnLoad (also reached by -Xrunjvmpishim, since the shim exports no JVM_OnLoad)
+ * parses options, dlopens the legacy agent and takes every JVMTI capability the shim may
+ * need: most can only be had in the OnLoad phase. Each further -agentpath of the same
+ * library adds an instance to the same jvmtiEnv, so all agents share one id space.
+ *
+ * VMInit plays the part of JDK 1.4's late -Xrun initialisation: on the main thread, with
+ * JNI available, it calls each agent's JVM_OnLoad, replays the world the agent missed,
+ * lifts the start gate and posts JVM_INIT_DONE. VMDeath posts JVM_SHUT_DOWN once on the
+ * exiting thread; afterwards the agent hears nothing, and JVMPI calls from its other
+ * threads park (lifecycle_call_allowed), as HotSpot's disengage() made them do, so they
+ * cannot touch what the agent freed in its shutdown handler.
+ */
+#include "api.h"
+#include "events.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct shim g_shim = {
+    .life_lock = PTHREAD_MUTEX_INITIALIZER,
+    .life_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static _Thread_local JNIEnv *tl_jni;
+
+JNIEnv *shim_current_jni(void)
+{
+    if (tl_jni != NULL)
+        return tl_jni;
+    JNIEnv *e = NULL;
+    if (g_shim.vm == NULL ||
+        (*g_shim.vm)->GetEnv(g_shim.vm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
+        return NULL;
+    /* Not cached: a thread may detach and its JNIEnv die; ThreadStart sets tl_jni. */
+    return e;
+}
+
+void shim_set_current_jni(JNIEnv *jni)
+{
+    tl_jni = jni;
+}
+
+/* Capabilities, as data: what the shim asks for and which JVMPI feature needs it. Missing
+ * ones are not fatal: the events that need them answer JVMPI_NOT_AVAILABLE. */
+struct cap_want {
+    size_t offset_bit;  /* bit index in jvmtiCapabilities */
+    const char *name;
+    const char *needed_for;
+};
+
+static void request_capabilities(void)
+{
+    jvmtiCapabilities want, pot;
+    memset(&want, 0, sizeof want);
+    want.can_tag_objects = 1;                   /* jobjectIDs are tags */
+    want.can_get_source_file_name = 1;          /* CLASS_LOAD source_name */
+    want.can_get_line_numbers = 1;              /* CLASS_LOAD lines, GetCallTrace */
+    want.can_signal_thread = 1;
+    want.can_get_current_thread_cpu_time = 1;
+    want.can_get_thread_cpu_time = 1;           /* ThreadHasRun */
+    want.can_suspend = 1;                       /* SuspendThread and lists */
+    want.can_get_monitor_info = 1;              /* MONITOR_DUMP */
+    want.can_get_owned_monitor_info = 1;
+    want.can_get_current_contended_monitor = 1;
+    want.can_generate_monitor_events = 1;       /* MONITOR_* events */
+    want.can_generate_garbage_collection_events = 1;
+    want.can_generate_object_free_events = 1;
+    want.can_generate_all_class_hook_events = 1; /* CLASS_LOAD_HOOK */
+    want.can_generate_compiled_method_load_events = 1;
+    want.can_generate_method_entry_events = 1;
+    want.can_generate_method_exit_events = 1;
+    want.can_get_bytecodes = 1;
+    want.can_get_constant_pool = 1;
+    want.can_retransform_classes = 1;
+    want.can_generate_sampled_object_alloc_events = 1; /* OBJECT_ALLOC */
+    want.can_generate_vm_object_alloc_events = 1;
+    want.can_generate_single_step_events = 1;   /* INSTRUCTION_START */
+
+    jvmtiError err = (*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot);
+    if (!jvmti_ok(err, "GetPotentialCapabilities in Agent_OnLoad"))
+        return;
+    unsigned char *w = (unsigned char *)&want, *p = (unsigned char *)&pot;
+    for (size_t i = 0; i < sizeof want; i++)
+        w[i] &= p[i];
+    err = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want);
+    if (!jvmti_ok(err, "AddCapabilities in Agent_OnLoad")) {
+        /* Take them one by one so a single exclusive capability held by another agent
+         * (e.g. sampled allocation) does not cost us all the others. */
+        for (size_t i = 0; i < sizeof want * 8; i++) {
+            if (!(w[i / 8] & (1u << (i % 8))))
+                continue;
+            jvmtiCapabilities one;
+            memset(&one, 0, sizeof one);
+            ((unsigned char *)&one)[i / 8] = (unsigned char)(1u << (i % 8));
+            (void)(*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &one);
+        }
+    }
+    (*g_shim.jvmti)->GetCapabilities(g_shim.jvmti, &g_shim.caps);
+}
+
+/* A set-up error found after Agent_OnLoad (JVM_OnLoad failed, no NotifyEvent): the user
+ * asked for a profiler and would not get one, so the VM must not run the program. This is
+ * as close to "refuse VM start" as VMInit allows: halt with status 1, the status java
+ * gives when VM creation fails. */
+static void refuse_start(JNIEnv *jni)
+{
+    log_error("the JVM will not run without the profiler it was asked to load: exiting");
+    fflush(stdout);
+    fflush(stderr);
+    atomic_store(&g_shim.profiler_exit, 1);
+    atomic_store(&g_shim.phase, PHASE_DEAD);
+    if (jni != NULL) {
+        jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
+        jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+        jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
+        jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+        if (r != NULL && halt != NULL)
+            (*jni)->CallVoidMethod(jni, r, halt, 1);
+    }
+    _exit(1);
+}
+
+static void post_simple(jint type, JNIEnv *jni)
+{
+    JVMPI_Event ev;
+    event_init(&ev, type, jni);
+    event_post_all(&ev);
+}
+
+static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)thread;
+    shim_set_current_jni(jni);
+    g_shim.init_thread = pthread_self();
+    atomic_store(&g_shim.phase, PHASE_STARTING);
+
+    threads_init_live(jni);
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
+            refuse_start(jni);
+
+    /* HotSpot's order after JVM_OnLoad: objects, classes, threads, then JVM_INIT_DONE;
+     * other threads' events wait at the gate until the replay is done. */
+    replay_startup(jni);
+
+    pthread_mutex_lock(&g_shim.life_lock);
+    atomic_store(&g_shim.phase, PHASE_LIVE);
+    pthread_cond_broadcast(&g_shim.life_cond);
+    pthread_mutex_unlock(&g_shim.life_lock);
+
+    post_simple(JVMPI_EVENT_JVM_INIT_DONE, jni);
+}
+
+static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    if (atomic_load(&g_shim.profiler_exit))
+        return;
+    int expect = PHASE_LIVE;
+    g_shim.shutdown_thread = pthread_self();
+    if (!atomic_compare_exchange_strong(&g_shim.phase, &expect, PHASE_SHUTTING))
+        return; /* never got live (or already shutting down): nothing to tell */
+    /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
+    threads_post_exiting_thread_end(jni);
+    post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);
+    pthread_mutex_lock(&g_shim.life_lock);
+    atomic_store(&g_shim.phase, PHASE_DEAD);
+    pthread_cond_broadcast(&g_shim.life_cond);
+    pthread_mutex_unlock(&g_shim.life_lock);
+    log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
+}
+
+static void JNICALL cb_data_dump(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    JNIEnv *jni = shim_current_jni();
+    /* HotSpot posted both, back to back, for one SIGQUIT. */
+    post_simple(JVMPI_EVENT_DATA_DUMP_REQUEST, jni);
+    post_simple(JVMPI_EVENT_DATA_RESET_REQUEST, jni);
+}
+
+bool lifecycle_call_allowed(const char *fn)
+{
+    if (atomic_load(&g_shim.phase) < PHASE_DEAD)
+        return true;
+    if (atomic_load(&g_shim.profiler_exit) == 0 &&
+        pthread_equal(pthread_self(), g_shim.shutdown_thread)) {
+        log_info("%s called after JVM_SHUT_DOWN returned: refused", fn);
+        return false;
+    }
+    /* Another thread of the agent, after shutdown: park it until the process ends, as
+     * HotSpot did, so it cannot run into state the agent freed in its shutdown handler.
+     * It sleeps in native code, so it does not hold up the VM's exit. */
+    log_debug("%s called after JVM_SHUT_DOWN from another thread: parked until exit", fn);
+    for (;;)
+        pause();
+}
+
+void jvmpi_ProfilerExit(struct instance *inst, jint code)
+{
+    log_info("agent %d: ProfilerExit(%d)", inst->slot, (int)code);
+    /* HotSpot ran vm_exit(code) without before_exit: no THREAD_END, no JVM_SHUT_DOWN. */
+    atomic_store(&g_shim.profiler_exit, 1);
+    pthread_mutex_lock(&g_shim.life_lock);
+    atomic_store(&g_shim.phase, PHASE_DEAD);
+    pthread_cond_broadcast(&g_shim.life_cond);
+    pthread_mutex_unlock(&g_shim.life_lock);
+    fflush(stdout);
+    fflush(stderr);
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL &&
+        (*g_shim.vm)->AttachCurrentThreadAsDaemon(g_shim.vm, (void **)&jni, NULL) != JNI_OK)
+        jni = NULL;
+    if (jni != NULL) {
+        /* Runtime.halt: the VM's own orderly exit path, without shutdown hooks. */
+        jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
+        jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+        jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
+        jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+        if (r != NULL && halt != NULL)
+            (*jni)->CallVoidMethod(jni, r, halt, code);
+    }
+    _exit(code);
+}
+
+static jint shim_init_once(JavaVM *vm)
+{
+    g_shim.vm = vm;
+    jint rc = (*vm)->GetEnv(vm, (void **)&g_shim.jvmti, JVMTI_VERSION_1_2);
+    if (rc != JNI_OK) {
+        log_error("GetEnv(JVMTI_VERSION_1_2) failed (%d): this JVM offers no JVMTI", (int)rc);
+        return JNI_ERR;
+    }
+    jint ver = 0;
+    (*g_shim.jvmti)->GetVersionNumber(g_shim.jvmti, &ver);
+    g_shim.jvmti_version = ver;
+    g_shim.jdk_major = (ver >> 16) & 0x0fff; /* JVMTI 11+ encodes the JDK major */
+    events_init();
+    request_capabilities();
+    modules_init();
+
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.VMInit = cb_vm_init;
+    cb.VMDeath = cb_vm_death;
+    cb.DataDumpRequest = cb_data_dump;
+    modules_callbacks(&cb);
+    if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, &cb, sizeof cb),
+                  "SetEventCallbacks in Agent_OnLoad"))
+        return JNI_ERR;
+    jvmtiEvent always[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH};
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        if (!jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                               always[i], NULL),
+                      "enabling VMInit/VMDeath in Agent_OnLoad"))
+            return JNI_ERR;
+    return modules_enable_always();
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    struct shim_options opts;
+    char err[1024];
+    if (options_parse(options, &opts, err, sizeof err) != 0) {
+        fprintf(stderr, "jvmpishim: error: %s\n", err);
+        fprintf(stderr, "jvmpishim: usage: -agentpath:libjvmpishim.so=[OPTION,...]legacy=AGENT[:AGENT_OPTIONS] (=help for all)\n");
+        return JNI_ERR;
+    }
+    if (opts.help) {
+        fputs(options_help(), stdout);
+        fflush(stdout);
+        exit(0);
+    }
+    if (g_shim.ninst == 0 || opts.log_level_set || opts.log_file != NULL)
+        if (!log_configure(opts.log_level, opts.log_file))
+            return JNI_ERR;
+    if (g_shim.ninst >= SHIM_MAX_INSTANCES) {
+        log_error("legacy=%s: at most %d legacy agents can run in one JVM", opts.legacy,
+                  SHIM_MAX_INSTANCES);
+        return JNI_ERR;
+    }
+    if (g_shim.ninst == 0 && shim_init_once(vm) != JNI_OK)
+        return JNI_ERR;
+
+    struct instance *inst = &g_shim.inst[g_shim.ninst];
+    inst->slot = g_shim.ninst;
+    inst->opts = opts;
+    interface_init(inst);
+    loader_init_proxy_vm(inst);
+    if (loader_open(inst) != JNI_OK)
+        return JNI_ERR;
+    inst->used = true;
+    g_shim.ninst++;
+    return JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    (void)vm;
+    (void)reserved;
+    log_error("loading into a running JVM (legacy=%s) is not supported by this version of "
+              "the shim", options ? options : "");
+    return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+}

@@ -1,0 +1,262 @@
+/* events.c — the JVMPI event switchboard: EnableEvent / DisableEvent / RequestEvent, and
+ * event_post(), the one place that calls an agent's NotifyEvent.
+ *
+ * Each JVMPI event number has a row in event_table: its name, whether the shim delivers it
+ * (or it is request-only, unused, or not available on this JVM), the JVMTI events it needs
+ * switched on, and optional hooks for side effects and for RequestEvent. An instance's
+ * enabled set is one atomic 64-bit mask read without locks on every event; JVMTI event
+ * modes follow the union of all instances' masks (sync_jvmti, lock-free with re-check).
+ *
+ * Return codes follow HotSpot 1.4.2 (reference-behavior.md §2): SUCCESS for delivered
+ * events, NOT_AVAILABLE for unused numbers, out-of-range numbers and the request-only
+ * dumps (37, 50, 59), never FAIL. Events not deliverable on this JVM answer NOT_AVAILABLE
+ * with one warning naming the event.
+ */
+#include "api.h"
+#include "events.h"
+
+#include <string.h>
+
+static struct event_row event_table[SHIM_NUM_EVENTS];
+
+#define ROW(num, nm, k) [num] = {.name = nm, .kind = k}
+static const struct event_row base_rows[SHIM_NUM_EVENTS] = {
+    ROW(JVMPI_EVENT_METHOD_ENTRY, "METHOD_ENTRY", EVK_LATER),
+    ROW(JVMPI_EVENT_METHOD_ENTRY2, "METHOD_ENTRY2", EVK_LATER),
+    ROW(JVMPI_EVENT_METHOD_EXIT, "METHOD_EXIT", EVK_LATER),
+    ROW(JVMPI_EVENT_OBJECT_ALLOC, "OBJECT_ALLOC", EVK_LATER),
+    ROW(JVMPI_EVENT_OBJECT_FREE, "OBJECT_FREE", EVK_LATER),
+    ROW(JVMPI_EVENT_OBJECT_MOVE, "OBJECT_MOVE", EVK_LATER),
+    ROW(JVMPI_EVENT_COMPILED_METHOD_LOAD, "COMPILED_METHOD_LOAD", EVK_LATER),
+    ROW(JVMPI_EVENT_COMPILED_METHOD_UNLOAD, "COMPILED_METHOD_UNLOAD", EVK_LATER),
+    ROW(JVMPI_EVENT_INSTRUCTION_START, "INSTRUCTION_START", EVK_LATER),
+    ROW(JVMPI_EVENT_THREAD_START, "THREAD_START", EVK_LATER),
+    ROW(JVMPI_EVENT_THREAD_END, "THREAD_END", EVK_LATER),
+    ROW(JVMPI_EVENT_CLASS_LOAD_HOOK, "CLASS_LOAD_HOOK", EVK_LATER),
+    ROW(JVMPI_EVENT_HEAP_DUMP, "HEAP_DUMP", EVK_REQUEST_ONLY),
+    ROW(JVMPI_EVENT_JNI_GLOBALREF_ALLOC, "JNI_GLOBALREF_ALLOC", EVK_LATER),
+    ROW(JVMPI_EVENT_JNI_GLOBALREF_FREE, "JNI_GLOBALREF_FREE", EVK_LATER),
+    ROW(JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC, "JNI_WEAK_GLOBALREF_ALLOC", EVK_LATER),
+    ROW(JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, "JNI_WEAK_GLOBALREF_FREE", EVK_LATER),
+    ROW(JVMPI_EVENT_CLASS_LOAD, "CLASS_LOAD", EVK_LATER),
+    ROW(JVMPI_EVENT_CLASS_UNLOAD, "CLASS_UNLOAD", EVK_LATER),
+    ROW(JVMPI_EVENT_DATA_DUMP_REQUEST, "DATA_DUMP_REQUEST", EVK_ON),
+    ROW(JVMPI_EVENT_DATA_RESET_REQUEST, "DATA_RESET_REQUEST", EVK_ON),
+    ROW(JVMPI_EVENT_JVM_INIT_DONE, "JVM_INIT_DONE", EVK_ON),
+    ROW(JVMPI_EVENT_JVM_SHUT_DOWN, "JVM_SHUT_DOWN", EVK_ON),
+    ROW(JVMPI_EVENT_ARENA_NEW, "ARENA_NEW", EVK_LATER),
+    ROW(JVMPI_EVENT_ARENA_DELETE, "ARENA_DELETE", EVK_LATER),
+    ROW(JVMPI_EVENT_OBJECT_DUMP, "OBJECT_DUMP", EVK_REQUEST_ONLY),
+    ROW(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, "RAW_MONITOR_CONTENDED_ENTER", EVK_ON),
+    ROW(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, "RAW_MONITOR_CONTENDED_ENTERED", EVK_ON),
+    ROW(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, "RAW_MONITOR_CONTENDED_EXIT", EVK_ON),
+    ROW(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, "MONITOR_CONTENDED_ENTER", EVK_LATER),
+    ROW(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, "MONITOR_CONTENDED_ENTERED", EVK_LATER),
+    ROW(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, "MONITOR_CONTENDED_EXIT", EVK_LATER),
+    ROW(JVMPI_EVENT_MONITOR_WAIT, "MONITOR_WAIT", EVK_LATER),
+    ROW(JVMPI_EVENT_MONITOR_WAITED, "MONITOR_WAITED", EVK_LATER),
+    ROW(JVMPI_EVENT_MONITOR_DUMP, "MONITOR_DUMP", EVK_REQUEST_ONLY),
+    ROW(JVMPI_EVENT_GC_START, "GC_START", EVK_LATER),
+    ROW(JVMPI_EVENT_GC_FINISH, "GC_FINISH", EVK_LATER),
+};
+
+void events_register(int t, const struct event_row *row)
+{
+    const char *name = event_table[t].name;
+    event_table[t] = *row;
+    if (event_table[t].name == NULL)
+        event_table[t].name = name;
+}
+
+void events_set_unavailable(int t, const char *why)
+{
+    event_table[t].kind = EVK_UNAVAILABLE;
+    event_table[t].why = why;
+}
+
+void events_init(void)
+{
+    memcpy(event_table, base_rows, sizeof event_table);
+    event_table[JVMPI_EVENT_DATA_DUMP_REQUEST].jvmti[0] = JVMTI_EVENT_DATA_DUMP_REQUEST;
+    event_table[JVMPI_EVENT_DATA_RESET_REQUEST].jvmti[0] = JVMTI_EVENT_DATA_DUMP_REQUEST;
+}
+
+const char *event_name(int t)
+{
+    if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].name != NULL)
+        return event_table[t].name;
+    return "(no such event)";
+}
+
+const struct event_row *events_row(int t)
+{
+    return (t >= 0 && t < SHIM_NUM_EVENTS) ? &event_table[t] : NULL;
+}
+
+bool events_any(int t)
+{
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (event_on(&g_shim.inst[i], t))
+            return true;
+    return false;
+}
+
+/* Does any instance want a JVMPI event that needs JVMTI event e (or is e always on)? */
+static bool jvmti_event_wanted(jvmtiEvent e)
+{
+    for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
+        const struct event_row *r = &event_table[t];
+        for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++)
+            if (r->jvmti[k] == e && events_any(t))
+                return true;
+    }
+    return false;
+}
+
+/* Bring the JVMTI event modes that t depends on in line with what the instances want.
+ * No lock: after setting a mode we re-read what is wanted and go again if it changed
+ * meanwhile, so concurrent enable/disable calls converge on the last wish. */
+static void sync_jvmti(int t)
+{
+    const struct event_row *r = &event_table[t];
+    for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++) {
+        jvmtiEvent e = r->jvmti[k];
+        for (int tries = 0; tries < 100; tries++) {
+            bool want = jvmti_event_wanted(e);
+            jvmtiError err = (*g_shim.jvmti)->SetEventNotificationMode(
+                g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL);
+            if (!jvmti_ok_at(err, LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
+                break;
+            if (jvmti_event_wanted(e) == want)
+                break;
+        }
+    }
+}
+
+static jint check_type(struct instance *inst, jint t, const char *fn)
+{
+    if (t < 0 || t >= SHIM_NUM_EVENTS || event_table[t].name == NULL) {
+        log_info("agent %d: %s(%d): no such JVMPI event: JVMPI_NOT_AVAILABLE", inst->slot, fn,
+                 (int)t);
+        return JVMPI_NOT_AVAILABLE;
+    }
+    switch (event_table[t].kind) {
+    case EVK_ON:
+        return JVMPI_SUCCESS;
+    case EVK_REQUEST_ONLY:
+        log_info("agent %d: %s(%s): a request-only event (use RequestEvent): "
+                 "JVMPI_NOT_AVAILABLE", inst->slot, fn, event_table[t].name);
+        return JVMPI_NOT_AVAILABLE;
+    case EVK_UNAVAILABLE:
+    case EVK_LATER:
+        if (!__atomic_exchange_n(&event_table[t].warned, 1, __ATOMIC_RELAXED))
+            log_warn("%s: JVMPI_EVENT_%s is not available %s: JVMPI_NOT_AVAILABLE", fn,
+                     event_table[t].name,
+                     event_table[t].why ? event_table[t].why
+                                        : "in this version of the shim (see docs/mapping.md)");
+        return JVMPI_NOT_AVAILABLE;
+    }
+    return JVMPI_NOT_AVAILABLE;
+}
+
+jint jvmpi_EnableEvent(struct instance *inst, jint t, void *arg)
+{
+    (void)arg; /* JVMPI defines no argument for any event; HotSpot ignored it too */
+    jint rc = check_type(inst, t, "EnableEvent");
+    if (rc != JVMPI_SUCCESS)
+        return rc;
+    uint64_t old = atomic_fetch_or(&inst->enabled, (uint64_t)1 << t);
+    log_debug("agent %d: EnableEvent(%s)", inst->slot, event_table[t].name);
+    if (!(old & ((uint64_t)1 << t))) {
+        if (event_table[t].on_change != NULL)
+            event_table[t].on_change(t, events_any(t));
+        sync_jvmti(t);
+    }
+    return JVMPI_SUCCESS;
+}
+
+jint jvmpi_DisableEvent(struct instance *inst, jint t, void *arg)
+{
+    (void)arg;
+    jint rc = check_type(inst, t, "DisableEvent");
+    if (rc != JVMPI_SUCCESS)
+        return rc;
+    uint64_t old = atomic_fetch_and(&inst->enabled, ~((uint64_t)1 << t));
+    log_debug("agent %d: DisableEvent(%s)", inst->slot, event_table[t].name);
+    if (old & ((uint64_t)1 << t)) {
+        if (event_table[t].on_change != NULL)
+            event_table[t].on_change(t, events_any(t));
+        sync_jvmti(t);
+    }
+    return JVMPI_SUCCESS;
+}
+
+jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
+{
+    if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].request != NULL)
+        return event_table[t].request(inst, arg);
+    if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].name != NULL &&
+        (t == JVMPI_EVENT_OBJECT_ALLOC || t == JVMPI_EVENT_THREAD_START ||
+         t == JVMPI_EVENT_CLASS_LOAD || t == JVMPI_EVENT_HEAP_DUMP ||
+         t == JVMPI_EVENT_OBJECT_DUMP || t == JVMPI_EVENT_MONITOR_DUMP)) {
+        if (!__atomic_exchange_n(&event_table[t].warned_request, 1, __ATOMIC_RELAXED))
+            log_warn("RequestEvent: JVMPI_EVENT_%s is not available %s: JVMPI_NOT_AVAILABLE",
+                     event_table[t].name,
+                     event_table[t].why ? event_table[t].why
+                                        : "in this version of the shim (see docs/mapping.md)");
+        return JVMPI_NOT_AVAILABLE;
+    }
+    log_info("agent %d: RequestEvent(%d): JVMPI defines no request for %s: "
+             "JVMPI_NOT_AVAILABLE", inst->slot, (int)t, event_name(t));
+    return JVMPI_NOT_AVAILABLE;
+}
+
+void event_init(JVMPI_Event *ev, jint type, JNIEnv *env)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->event_type = type;
+    ev->env_id = env;
+}
+
+void events_gate_wait(void)
+{
+    if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_LIVE)
+        return;
+    if (pthread_equal(pthread_self(), g_shim.init_thread))
+        return;
+    pthread_mutex_lock(&g_shim.life_lock);
+    while (atomic_load(&g_shim.phase) < PHASE_LIVE)
+        pthread_cond_wait(&g_shim.life_cond, &g_shim.life_lock);
+    pthread_mutex_unlock(&g_shim.life_lock);
+}
+
+bool event_post(struct instance *inst, JVMPI_Event *ev)
+{
+    int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
+    bool requested = (ev->event_type & JVMPI_REQUESTED_EVENT) != 0;
+    if (!requested && !event_on(inst, t))
+        return false;
+    int phase = atomic_load_explicit(&g_shim.phase, memory_order_acquire);
+    if (phase < PHASE_LIVE)
+        events_gate_wait();
+    else if (phase >= PHASE_DEAD)
+        return false; /* after JVM_SHUT_DOWN (or ProfilerExit) the agent hears nothing */
+    void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
+    if (notify == NULL)
+        return false;
+    atomic_fetch_add_explicit(&inst->delivered[t], 1, memory_order_relaxed);
+    notify(ev);
+    return true;
+}
+
+void event_post_all(const JVMPI_Event *ev)
+{
+    int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        if (!event_on(inst, t))
+            continue;
+        JVMPI_Event copy = *ev; /* each agent gets its own, unscribbled copy */
+        event_post(inst, &copy);
+    }
+}

@@ -1,0 +1,195 @@
+/* loader.c — find, dlopen and start a legacy JVMPI agent; the proxy JavaVM it talks to.
+ *
+ * Agent_OnLoad resolves and dlopens the agent (so a missing library, an unresolved symbol
+ * or a missing JVM_OnLoad refuses VM start with JNI_ERR); JVM_OnLoad itself runs later, in
+ * VMInit, because JDK 1.2-1.4 ran -Xrun agents late in VM creation with a JNIEnv available
+ * and agents depend on GetEnv(JNI_VERSION_1_2) working there (inside Agent_OnLoad it fails
+ * with JNI_EDETACHED).
+ *
+ * The agent gets a proxy JavaVM per instance: GetEnv answers JVMPI_VERSION_1, 1_1 and 1_2
+ * with that instance's JVMPI_Interface (version field JVMPI_VERSION_1_2, as HotSpot 1.4.2),
+ * and every other request and every other JavaVM function goes to the real VM. The real
+ * VM must never see GetEnv(JVMPI_*): it would print "JVMPI ... no longer supported".
+ */
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct instance *inst_of(JavaVM *vm)
+{
+    return ((struct proxy_vm *)vm)->inst;
+}
+
+static jint JNICALL pvm_DestroyJavaVM(JavaVM *vm)
+{
+    (void)vm;
+    return (*g_shim.vm)->DestroyJavaVM(g_shim.vm);
+}
+
+static jint JNICALL pvm_AttachCurrentThread(JavaVM *vm, void **penv, void *args)
+{
+    (void)vm;
+    return (*g_shim.vm)->AttachCurrentThread(g_shim.vm, penv, args);
+}
+
+static jint JNICALL pvm_DetachCurrentThread(JavaVM *vm)
+{
+    (void)vm;
+    return (*g_shim.vm)->DetachCurrentThread(g_shim.vm);
+}
+
+static jint JNICALL pvm_AttachCurrentThreadAsDaemon(JavaVM *vm, void **penv, void *args)
+{
+    (void)vm;
+    return (*g_shim.vm)->AttachCurrentThreadAsDaemon(g_shim.vm, penv, args);
+}
+
+static jint JNICALL pvm_GetEnv(JavaVM *vm, void **penv, jint version)
+{
+    struct instance *inst = inst_of(vm);
+    if (version == JVMPI_VERSION_1 || version == JVMPI_VERSION_1_1 ||
+        version == JVMPI_VERSION_1_2) {
+        if (penv == NULL) {
+            log_error("GetEnv(JVMPI_VERSION 0x%x) called with a NULL result pointer",
+                      (unsigned)version);
+            return JNI_ERR;
+        }
+        /* HotSpot 1.4.2 reported 1_2 whatever was asked; so do we. Unlike HotSpot, a
+         * second GetEnv does not silently disable the agent's events. */
+        inst->got_interface = true;
+        *penv = &inst->iface;
+        log_debug("agent %d: GetEnv(JVMPI 0x%x) -> JVMPI_Interface %p", inst->slot,
+                  (unsigned)version, (void *)&inst->iface);
+        return JNI_OK;
+    }
+    return (*g_shim.vm)->GetEnv(g_shim.vm, penv, version);
+}
+
+void loader_init_proxy_vm(struct instance *inst)
+{
+    memset(&inst->vm_functions, 0, sizeof inst->vm_functions);
+    inst->vm_functions.DestroyJavaVM = pvm_DestroyJavaVM;
+    inst->vm_functions.AttachCurrentThread = pvm_AttachCurrentThread;
+    inst->vm_functions.DetachCurrentThread = pvm_DetachCurrentThread;
+    inst->vm_functions.GetEnv = pvm_GetEnv;
+    inst->vm_functions.AttachCurrentThreadAsDaemon = pvm_AttachCurrentThreadAsDaemon;
+    inst->vm.functions = &inst->vm_functions;
+    inst->vm.inst = inst;
+}
+
+/* Directory of libjvmpishim.so itself: the last place a bare agent name is looked for,
+ * as the JDK's own lib directory was for -Xrun. */
+static bool shim_dir(char *buf, size_t len)
+{
+    Dl_info info;
+    if (dladdr((void *)shim_dir, &info) == 0 || info.dli_fname == NULL)
+        return false;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", info.dli_fname);
+    snprintf(buf, len, "%s", dirname(tmp));
+    return true;
+}
+
+static void *open_path(struct instance *inst, const char *path, char *why, size_t whylen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whylen, "%s is a directory, not a shared library", path);
+        return NULL;
+    }
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : "dlopen failed");
+        return NULL;
+    }
+    free(inst->resolved_path);
+    inst->resolved_path = strdup(path);
+    return h;
+}
+
+jint loader_open(struct instance *inst)
+{
+    const char *name = inst->opts.legacy;
+    char why[2048] = "";
+    void *h = NULL;
+
+    if (strchr(name, '/') != NULL) {
+        h = open_path(inst, name, why, sizeof why);
+        if (h == NULL) {
+            log_error("legacy=%s: cannot load the agent library: %s", name, why);
+            return JNI_ERR;
+        }
+    } else {
+        /* A bare name, as -Xrun<name> took it: lib<name>.so from LD_LIBRARY_PATH and the
+         * system paths (dlopen's own search), then next to libjvmpishim.so. */
+        char lib[512], dir[4096], path[4096 + 520];
+        snprintf(lib, sizeof lib, "lib%s.so", name);
+        dlerror();
+        h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        if (h != NULL) {
+            inst->resolved_path = strdup(lib);
+        } else {
+            const char *e = dlerror();
+            snprintf(why, sizeof why, "%s", e ? e : "not found");
+            if (shim_dir(dir, sizeof dir)) {
+                snprintf(path, sizeof path, "%s/%s", dir, lib);
+                char why2[2048];
+                h = open_path(inst, path, why2, sizeof why2);
+                if (h == NULL && access(path, F_OK) == 0)
+                    snprintf(why, sizeof why, "%s", why2);
+            }
+        }
+        if (h == NULL) {
+            log_error("legacy=%s: cannot load lib%s.so (searched LD_LIBRARY_PATH, the system "
+                      "library paths and the directory of libjvmpishim.so): %s",
+                      name, name, why);
+            return JNI_ERR;
+        }
+    }
+    inst->dl = h;
+    dlerror();
+    *(void **)&inst->jvm_onload = dlsym(h, "JVM_OnLoad");
+    if (inst->jvm_onload == NULL) {
+        log_error("legacy=%s: %s exports no JVM_OnLoad: not a JVMPI agent library", name,
+                  inst->resolved_path);
+        return JNI_ERR;
+    }
+    log_info("agent %d: loaded %s", inst->slot, inst->resolved_path);
+    return JNI_OK;
+}
+
+jint loader_call_onload(struct instance *inst)
+{
+    log_debug("agent %d: calling JVM_OnLoad(options=%s%s%s)", inst->slot,
+              inst->opts.agent_options ? "\"" : "",
+              inst->opts.agent_options ? inst->opts.agent_options : "NULL",
+              inst->opts.agent_options ? "\"" : "");
+    /* The agent may scribble on its options (strtok): it gets our private copy. */
+    jint rc = inst->jvm_onload((JavaVM *)&inst->vm, inst->opts.agent_options, NULL);
+    if (rc != JNI_OK) {
+        log_error("legacy=%s: JVM_OnLoad returned %d (%s): the agent refused to start",
+                  inst->opts.legacy, (int)rc, rc == JNI_ERR ? "JNI_ERR" : "not JNI_OK");
+        return JNI_ERR;
+    }
+    if (inst->iface.NotifyEvent == NULL) {
+        log_error("legacy=%s: JVM_OnLoad returned without setting NotifyEvent in the "
+                  "JVMPI_Interface%s: the shim cannot deliver events to it",
+                  inst->opts.legacy,
+                  inst->got_interface ? "" : " (it never called GetEnv(JVMPI_VERSION_1))");
+        return JNI_ERR;
+    }
+    return JNI_OK;
+}

@@ -1,0 +1,31 @@
+/* log.h — the shim's one logging and JVMTI-error path. */
+#ifndef JVMPISHIM_LOG_H
+#define JVMPISHIM_LOG_H
+
+#include <jvmti.h>
+#include <stdbool.h>
+
+enum log_level { LOG_QUIET = 0, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+/* Configure: level and optional file (NULL = stderr). Returns false (and logs to stderr)
+ * if the file cannot be opened. */
+bool log_configure(int level, const char *path);
+extern int log_level_now;
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...)  do { if (log_level_now >= LOG_WARN)  log_msg(LOG_WARN, __VA_ARGS__); } while (0)
+#define log_info(...)  do { if (log_level_now >= LOG_INFO)  log_msg(LOG_INFO, __VA_ARGS__); } while (0)
+#define log_debug(...) do { if (log_level_now >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)
+
+/* Warn once per key (a small static flag the caller owns). */
+#define log_warn_once(flagp, ...)                                               \
+    do { if (!__atomic_exchange_n((flagp), 1, __ATOMIC_RELAXED)) log_warn(__VA_ARGS__); } while (0)
+
+/* The one JVMTI error path: if err != JVMTI_ERROR_NONE, log "<what>: JVMTI_ERROR_<NAME> (<n>)"
+ * at the given level and return false. `what` says what the shim was doing. */
+bool jvmti_ok_at(jvmtiError err, int level, const char *what);
+#define jvmti_ok(err, what) jvmti_ok_at((err), LOG_ERROR, (what))
+const char *jvmti_error_name(jvmtiError err);
+
+#endif

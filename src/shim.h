@@ -1,0 +1,148 @@
+/* shim.h — the shim's global state, module interfaces and lock order.
+ *
+ * jvmpishim is one JVMTI agent (one jvmtiEnv, shared by everything) that hosts up to
+ * SHIM_MAX_INSTANCES legacy JVMPI agents. JVMPI functions take no context argument, so
+ * every instance has its own JVMPI_Interface whose function pointers are per-slot
+ * trampolines (interface.c) that pass the instance to the shared implementation, and its
+ * own proxy JavaVM (loader.c) so GetEnv(JVMPI_VERSION_1) can tell which agent asks.
+ *
+ * Identity (see docs/design.md): a thread is named by its JNIEnv* (threads.c keeps
+ * env <-> jthread); jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
+ *
+ * Lock order (a thread holding one may take only those below it; none is ever held while
+ * calling the agent's NotifyEvent, JVMTI or JNI, so no JVMTI callback or agent re-entry can
+ * deadlock on them):
+ *   1. g_shim.life_lock        lifecycle: init gate, shutdown state (events.c, agent.c)
+ *   2. threads registry lock   (threads.c)
+ *   3. raw monitor registry    (rawmon.c); each raw monitor's own mutex is a leaf and is
+ *                               the only lock ever waited on while blocking for the agent
+ *   4. log lock                (log.c), a leaf
+ */
+#ifndef JVMPISHIM_SHIM_H
+#define JVMPISHIM_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "jvmpi.h"
+#include "log.h"
+#include "options.h"
+
+#define SHIM_MAX_INSTANCES 4
+#define SHIM_NUM_EVENTS (JVMPI_MAX_EVENT_TYPE_VAL + 1)
+#define SHIM_NUM_FUNCTIONS 28 /* JVMPI_Interface entries after NotifyEvent */
+
+/* The JavaVM handed to a legacy agent: a JNIInvokeInterface_ pointer first (that is all a
+ * JavaVM is in C), then the instance it belongs to. */
+struct proxy_vm {
+    const struct JNIInvokeInterface_ *functions;
+    struct instance *inst;
+};
+
+/* One loaded legacy agent. */
+struct instance {
+    int slot;
+    bool used;
+    struct shim_options opts;
+    void *dl;                                   /* dlopen handle of the agent */
+    char *resolved_path;                        /* where the agent was found */
+    jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);
+    JVMPI_Interface iface;                      /* the table the agent sees and writes */
+    struct JNIInvokeInterface_ vm_functions;    /* proxy JavaVM function table */
+    struct proxy_vm vm;
+    bool got_interface;                         /* GetEnv(JVMPI_VERSION_*) was called */
+    /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
+     * DisableEvent(t) since. Read lock-free on every event. */
+    _Atomic uint64_t enabled;
+    /* Usage, for the migration report: calls per JVMPI function, events delivered. */
+    _Atomic uint64_t calls[SHIM_NUM_FUNCTIONS];
+    _Atomic uint64_t delivered[SHIM_NUM_EVENTS];
+};
+
+enum shim_phase {
+    PHASE_ONLOAD = 0,   /* Agent_OnLoad done, waiting for VMInit */
+    PHASE_STARTING,     /* VMInit: JVM_OnLoad and startup replay running on init_thread */
+    PHASE_LIVE,         /* JVM_INIT_DONE posted */
+    PHASE_SHUTTING,     /* JVM_SHUT_DOWN being delivered on shutdown_thread */
+    PHASE_DEAD          /* SHUT_DOWN handled (or ProfilerExit): no more events */
+};
+
+struct shim {
+    jvmtiEnv *jvmti;
+    JavaVM *vm;                         /* the real VM */
+    jint jvmti_version;
+    int jdk_major;                      /* from GetVersionNumber */
+    jvmtiCapabilities caps;             /* what Agent_OnLoad obtained */
+
+    struct instance inst[SHIM_MAX_INSTANCES];
+    int ninst;
+
+    pthread_mutex_t life_lock;
+    pthread_cond_t life_cond;
+    _Atomic int phase;                  /* enum shim_phase */
+    pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
+    pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
+    _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
+};
+
+extern struct shim g_shim;
+
+/* ---- loader.c ---- */
+/* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */
+jint loader_open(struct instance *inst);
+/* Call JVM_OnLoad with the proxy JavaVM. JNI_OK or JNI_ERR (logged). Needs a live JNIEnv. */
+jint loader_call_onload(struct instance *inst);
+void loader_init_proxy_vm(struct instance *inst);
+
+/* ---- interface.c ---- */
+void interface_init(struct instance *inst);
+struct instance *interface_instance_of(const JVMPI_Interface *iface);
+
+/* ---- events.c ---- */
+jint events_enable(struct instance *inst, jint type, void *arg);
+jint events_disable(struct instance *inst, jint type, void *arg);
+jint events_request(struct instance *inst, jint type, void *arg);
+/* Is event type t enabled by inst / by any instance? Lock-free. */
+static inline bool event_on(const struct instance *inst, int t)
+{
+    return (atomic_load_explicit(&inst->enabled, memory_order_relaxed) >> t) & 1u;
+}
+bool events_any(int t);
+/* Zero-fill ev, set type and env. */
+void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
+/* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
+ * event was not delivered (agent did not enable it, shim shut down). */
+bool event_post(struct instance *inst, JVMPI_Event *ev);
+/* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
+void event_post_all(const JVMPI_Event *ev);
+/* Startup gate: events from threads other than the init thread wait here until
+ * JVM_INIT_DONE has been posted (HotSpot held them back the same way). */
+void events_gate_wait(void);
+const char *event_name(int t);
+
+/* ---- agent.c (lifecycle) ---- */
+JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
+void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
+/* Each area module's start-up hooks, called by agent.c in this order. */
+void modules_init(void);                         /* register event rows (Agent_OnLoad) */
+void modules_callbacks(jvmtiEventCallbacks *cb); /* fill its JVMTI callbacks */
+jint modules_enable_always(void);                /* JVMTI events the shim always needs */
+void replay_startup(JNIEnv *jni);                /* VMInit, after JVM_OnLoad: the world so far */
+void threads_post_exiting_thread_end(JNIEnv *jni);
+/* Called at the top of every JVMPI function: after shutdown, calls from threads other
+ * than the shutdown thread park here until the process ends (HotSpot did the same);
+ * returns false on the shutdown thread after its handler returned (call is refused). */
+bool lifecycle_call_allowed(const char *fn);
+
+/* ---- threads.c ---- */
+jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
+void threads_on_start(JNIEnv *jni, jthread t);
+void threads_on_end(JNIEnv *jni, jthread t);
+bool threads_env_is_current(JNIEnv *env);
+
+#endif

@@ -1,0 +1,455 @@
+/* threads.c — the thread registry (JNIEnv* <-> java.lang.Thread), thread-local storage,
+ * thread CPU time and CreateSystemThread.
+ *
+ * JVMPI names a thread by its JNIEnv*, constant for the thread's life. JVMTI hands a
+ * thread's JNIEnv only to callbacks running on that thread, yet the shim must name threads
+ * that existed before the agent (Reference Handler, Finalizer, Signal Dispatcher, ...). The
+ * JVM itself maps a java.lang.Thread to its native thread through the field Thread.eetop
+ * (the JavaThread*), and a JavaThread holds its JNIEnv at a fixed offset. The shim measures
+ * that offset on the VMInit thread (its JNIEnv minus its eetop), applies it to the threads
+ * that already exist, and checks it against the JNIEnv every ThreadStart callback brings;
+ * if a check ever fails, the mapping is no longer used and a warning says so.
+ *
+ * Records are keyed by JNIEnv* (uthash under reg_lock) and refcounted, so a lookup from
+ * another thread never uses a record freed by ThreadEnd. The calling thread's own record is
+ * cached in a thread-local pointer: TLS get/set on the current thread take no lock.
+ */
+#include "api.h"
+#include "threads.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uthash.h>
+
+static struct thread_rec *by_env;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local struct thread_rec *tl_self;
+
+static jfieldID fid_eetop;
+static intptr_t env_offset;
+static _Atomic bool offset_ok;
+
+static void rec_free(JNIEnv *jni, struct thread_rec *r)
+{
+    if (r->ref != NULL && jni != NULL)
+        (*jni)->DeleteGlobalRef(jni, r->ref);
+    free(r);
+}
+
+struct thread_rec *threads_acquire(JNIEnv *env)
+{
+    if (env == NULL)
+        return NULL;
+    struct thread_rec *r = tl_self;
+    if (r != NULL && r->env == env) {
+        atomic_fetch_add(&r->refs, 1);
+        return r;
+    }
+    pthread_mutex_lock(&reg_lock);
+    HASH_FIND_PTR(by_env, &env, r);
+    if (r != NULL)
+        atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&reg_lock);
+    return r;
+}
+
+void threads_release(struct thread_rec *r)
+{
+    if (r != NULL && atomic_fetch_sub(&r->refs, 1) == 1)
+        rec_free(shim_current_jni(), r);
+}
+
+/* Insert a record for (env, thread) unless one exists. Returns the record, acquired. */
+static struct thread_rec *rec_insert(JNIEnv *jni, JNIEnv *env, jthread t, bool *created)
+{
+    struct thread_rec *r;
+    *created = false;
+    pthread_mutex_lock(&reg_lock);
+    HASH_FIND_PTR(by_env, &env, r);
+    if (r != NULL) {
+        atomic_fetch_add(&r->refs, 1);
+        pthread_mutex_unlock(&reg_lock);
+        return r;
+    }
+    pthread_mutex_unlock(&reg_lock);
+
+    /* Global ref made outside the lock (a JNI call); then insert, re-checking. */
+    struct thread_rec *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return NULL;
+    n->env = env;
+    n->ref = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
+    atomic_store(&n->refs, 2); /* the registry's and the caller's */
+    pthread_mutex_lock(&reg_lock);
+    HASH_FIND_PTR(by_env, &env, r);
+    if (r == NULL) {
+        HASH_ADD_PTR(by_env, env, n);
+        r = n;
+        n = NULL;
+        *created = true;
+    } else {
+        atomic_fetch_add(&r->refs, 1);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (n != NULL)
+        rec_free(jni, n);
+    return r;
+}
+
+static void rec_remove(struct thread_rec *r)
+{
+    bool was_in = false;
+    pthread_mutex_lock(&reg_lock);
+    struct thread_rec *cur;
+    HASH_FIND_PTR(by_env, &r->env, cur);
+    if (cur == r) {
+        HASH_DEL(by_env, r);
+        r->ended = true;
+        was_in = true;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    if (was_in)
+        threads_release(r); /* the registry's reference */
+}
+
+static JNIEnv *env_from_eetop(JNIEnv *jni, jthread t)
+{
+    if (!atomic_load(&offset_ok) || t == NULL)
+        return NULL;
+    jlong eetop = (*jni)->GetLongField(jni, t, fid_eetop);
+    if (eetop == 0)
+        return NULL; /* not started, or terminated */
+    return (JNIEnv *)(intptr_t)((intptr_t)eetop + env_offset);
+}
+
+JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
+{
+    return env_from_eetop(jni, t);
+}
+
+/* The current thread's record, made on first use (a thread attached through JNI, or
+ * main before its ThreadStart arrives). */
+struct thread_rec *threads_self(void)
+{
+    if (tl_self != NULL)
+        return tl_self;
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL)
+        return NULL;
+    jthread t = NULL;
+    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &t);
+    bool created;
+    struct thread_rec *r = rec_insert(jni, jni, t, &created);
+    if (t != NULL)
+        (*jni)->DeleteLocalRef(jni, t);
+    if (r != NULL) {
+        tl_self = r;
+        threads_release(r); /* tl_self borrows the registry's reference */
+    }
+    return r;
+}
+
+void threads_on_start(JNIEnv *jni, jthread t)
+{
+    shim_set_current_jni(jni);
+    /* Check the eetop mapping against the truth this callback brings. */
+    JNIEnv *calc = env_from_eetop(jni, t);
+    if (calc != NULL && calc != jni) {
+        atomic_store(&offset_ok, false);
+        log_warn("thread registry: JNIEnv computed from Thread.eetop (%p) differs from the "
+                 "real one (%p); threads that existed before the agent keep their ids, but "
+                 "no new ids are computed this way", (void *)calc, (void *)jni);
+    }
+    bool created;
+    struct thread_rec *r = rec_insert(jni, jni, t, &created);
+    if (r == NULL)
+        return;
+    tl_self = r;
+    threads_release(r);
+}
+
+void threads_on_end(JNIEnv *jni, jthread t)
+{
+    (void)t;
+    struct thread_rec *r = tl_self;
+    if (r == NULL || r->env != jni) {
+        pthread_mutex_lock(&reg_lock);
+        HASH_FIND_PTR(by_env, &jni, r);
+        pthread_mutex_unlock(&reg_lock);
+    }
+    tl_self = NULL;
+    if (r != NULL)
+        rec_remove(r);
+    shim_set_current_jni(NULL);
+}
+
+jint threads_init_live(JNIEnv *jni)
+{
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    fid_eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+    if (fid_eetop == NULL) {
+        (*jni)->ExceptionClear(jni);
+        log_warn("thread registry: java.lang.Thread has no eetop field on this JVM: threads "
+                 "started before the agent get an id only once they run an event");
+    }
+    jthread self = NULL;
+    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self);
+    if (fid_eetop != NULL && self != NULL) {
+        jlong eetop = (*jni)->GetLongField(jni, self, fid_eetop);
+        if (eetop != 0) {
+            env_offset = (intptr_t)jni - (intptr_t)eetop;
+            atomic_store(&offset_ok, true);
+        }
+    }
+    bool created;
+    struct thread_rec *me = rec_insert(jni, jni, self, &created);
+    if (me != NULL) {
+        tl_self = me;
+        threads_release(me);
+    }
+
+    /* Threads that started before us: learn their JNIEnv. Those that already told us
+     * (ThreadStart callbacks in the start phase) check the offset instead. */
+    jint n = 0;
+    jthread *all = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetAllThreads(g_shim.jvmti, &n, &all),
+                  "GetAllThreads at VMInit"))
+        return JNI_ERR;
+    int learned = 0;
+    for (jint i = 0; i < n; i++) {
+        JNIEnv *env = env_from_eetop(jni, all[i]);
+        if (env != NULL) {
+            struct thread_rec *r = rec_insert(jni, env, all[i], &created);
+            if (r != NULL && !created && r->ref != NULL &&
+                !(*jni)->IsSameObject(jni, r->ref, all[i])) {
+                atomic_store(&offset_ok, false);
+                log_warn("thread registry: Thread.eetop mapping disagrees with a known "
+                         "thread; not used");
+            }
+            if (r != NULL && created) {
+                learned++;
+                /* It may have ended between GetAllThreads and the insert. */
+                jint st = 0;
+                (*g_shim.jvmti)->GetThreadState(g_shim.jvmti, all[i], &st);
+                if (!(st & JVMTI_THREAD_STATE_ALIVE))
+                    rec_remove(r);
+            }
+            threads_release(r);
+        }
+        (*jni)->DeleteLocalRef(jni, all[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)all);
+    if (self != NULL)
+        (*jni)->DeleteLocalRef(jni, self);
+    log_debug("thread registry: %d threads known at VMInit (%d learned through eetop)",
+              (int)HASH_COUNT(by_env), learned);
+    return JNI_OK;
+}
+
+size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
+{
+    pthread_mutex_lock(&reg_lock);
+    size_t n = HASH_COUNT(by_env), i = 0;
+    struct thread_rec **v = calloc(n ? n : 1, sizeof *v);
+    struct thread_rec *r, *tmp;
+    if (v != NULL)
+        HASH_ITER(hh, by_env, r, tmp) {
+            atomic_fetch_add(&r->refs, 1);
+            v[i++] = r;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    struct thread_snap *s = calloc(i ? i : 1, sizeof *s);
+    for (size_t k = 0; k < i; k++) {
+        if (s != NULL) {
+            s[k].env = v[k]->env;
+            s[k].thread = v[k]->ref ? (*jni)->NewLocalRef(jni, v[k]->ref) : NULL;
+        }
+        threads_release(v[k]);
+    }
+    free(v);
+    *out = s;
+    return s ? i : 0;
+}
+
+bool threads_env_is_current(JNIEnv *env)
+{
+    return env != NULL && env == shim_current_jni();
+}
+
+void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
+{
+    struct thread_rec *r;
+    if (env == NULL) {
+        log_info("agent %d: SetThreadLocalStorage(NULL env): ignored", inst->slot);
+        return;
+    }
+    if (threads_env_is_current(env)) {
+        r = threads_self();
+        if (r != NULL)
+            r->tls[inst->slot] = ptr;
+        return;
+    }
+    r = threads_acquire(env);
+    if (r == NULL) {
+        log_info("agent %d: SetThreadLocalStorage(%p): no such thread; ignored", inst->slot,
+                 (void *)env);
+        return;
+    }
+    r->tls[inst->slot] = ptr;
+    threads_release(r);
+}
+
+void *jvmpi_GetThreadLocalStorage(struct instance *inst, JNIEnv *env)
+{
+    if (env == NULL)
+        return NULL;
+    struct thread_rec *r = tl_self;
+    if (r != NULL && r->env == env)
+        return r->tls[inst->slot];
+    r = threads_acquire(env);
+    if (r == NULL) {
+        log_info("agent %d: GetThreadLocalStorage(%p): no such thread; NULL", inst->slot,
+                 (void *)env);
+        return NULL;
+    }
+    void *p = r->tls[inst->slot];
+    threads_release(r);
+    return p;
+}
+
+jlong jvmpi_GetCurrentThreadCpuTime(struct instance *inst)
+{
+    (void)inst;
+    /* Works on every thread, Java or not, in every phase (JVMTI's needs a live Java thread). */
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return -1;
+    return (jlong)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- CreateSystemThread ---- */
+
+struct sys_start {
+    void (*f)(void *);
+    int slot;
+};
+
+static void JNICALL system_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jvmti;
+    struct sys_start s = *(struct sys_start *)arg;
+    free(arg);
+    shim_set_current_jni(jni);
+    threads_self();
+    s.f(NULL); /* HotSpot called f(NULL), whatever the header's prototype suggests */
+}
+
+static jobject system_group(JNIEnv *jni)
+{
+    jint n = 0;
+    jthreadGroup *groups = NULL;
+    jobject g = NULL;
+    if (jvmti_ok((*g_shim.jvmti)->GetTopThreadGroups(g_shim.jvmti, &n, &groups),
+                 "CreateSystemThread: GetTopThreadGroups") && n > 0) {
+        g = groups[0]; /* the "system" group is the only top-level group */
+        for (jint i = 1; i < n; i++)
+            (*jni)->DeleteLocalRef(jni, groups[i]);
+    }
+    if (groups != NULL)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)groups);
+    return g;
+}
+
+jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
+                              void (*f)(void *))
+{
+    if (atomic_load(&g_shim.phase) < PHASE_LIVE) {
+        log_warn("agent %d: CreateSystemThread(\"%s\") before JVM_INIT_DONE: JNI_ERR (JVMPI "
+                 "allows it only once the VM is initialised)", inst->slot, name ? name : "");
+        return JNI_ERR;
+    }
+    if (priority != JVMPI_MINIMUM_PRIORITY && priority != JVMPI_NORMAL_PRIORITY &&
+        priority != JVMPI_MAXIMUM_PRIORITY) {
+        log_warn("agent %d: CreateSystemThread(\"%s\", priority %d): JVMPI accepts only 1, 5 "
+                 "or 10: JNI_ERR", inst->slot, name ? name : "", (int)priority);
+        return JNI_ERR;
+    }
+    if (f == NULL) {
+        log_warn("agent %d: CreateSystemThread(\"%s\") with a NULL function: JNI_ERR",
+                 inst->slot, name ? name : "");
+        return JNI_ERR;
+    }
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL &&
+        (*g_shim.vm)->AttachCurrentThreadAsDaemon(g_shim.vm, (void **)&jni, NULL) != JNI_OK) {
+        log_error("agent %d: CreateSystemThread: cannot attach the calling thread", inst->slot);
+        return JNI_ERR;
+    }
+    if ((*jni)->PushLocalFrame(jni, 8) != JNI_OK) {
+        (*jni)->ExceptionClear(jni);
+        return JNI_ERR;
+    }
+    jint rc = JNI_ERR;
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID ctor = tc ? (*jni)->GetMethodID(jni, tc, "<init>",
+                                              "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
+                        : NULL;
+    jobject group = system_group(jni);
+    jstring jname = (*jni)->NewStringUTF(jni, name ? name : "JVMPI system thread");
+    jthread t = (ctor && group && jname) ? (*jni)->NewObject(jni, tc, ctor, group, jname) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionDescribe(jni);
+        (*jni)->ExceptionClear(jni);
+        t = NULL;
+    }
+    struct sys_start *s = malloc(sizeof *s);
+    if (t != NULL && s != NULL) {
+        s->f = f;
+        s->slot = inst->slot;
+        /* RunAgentThread makes it a daemon; JVMPI priorities 1/5/10 are Java's. */
+        if (jvmti_ok((*g_shim.jvmti)->RunAgentThread(g_shim.jvmti, t, system_thread_main, s,
+                                                     priority),
+                     "CreateSystemThread: RunAgentThread")) {
+            rc = JNI_OK;
+            s = NULL;
+        }
+    } else {
+        log_error("agent %d: CreateSystemThread(\"%s\"): cannot create the Thread object",
+                  inst->slot, name ? name : "");
+    }
+    free(s);
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
+
+static void JNICALL cb_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+    (void)jvmti;
+    threads_on_start(jni, t);
+}
+
+static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
+{
+    (void)jvmti;
+    threads_on_end(jni, t);
+}
+
+void threads_module_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->ThreadStart = cb_thread_start;
+    cb->ThreadEnd = cb_thread_end;
+}
+
+jint threads_module_enable(void)
+{
+    /* Always on: the registry must know every thread, whatever the agent enabled. */
+    if (!jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                           JVMTI_EVENT_THREAD_START, NULL),
+                  "enabling ThreadStart") ||
+        !jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                           JVMTI_EVENT_THREAD_END, NULL),
+                  "enabling ThreadEnd"))
+        return JNI_ERR;
+    return JNI_OK;
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# find-jdk.sh — print JDK home directories, one per line.
+#   find-jdk.sh build   the JDK to compile against (needs include/jvmti.h and javac);
+#                       the oldest supported major wins, so the shim and agents use the
+#                       oldest JVMTI/JNI headers and run on every newer JDK.
+#   find-jdk.sh all     every JDK (>= 17) found, oldest first: what the tests run on.
+# JAVA_HOME, JDK_HOME, javac on PATH and /usr/lib/jvm/* are looked at; nothing is hard-coded.
+mode=${1:-all}
+cands=""
+for d in "$JDK_HOME" "$JAVA_HOME" \
+         "$(dirname "$(dirname "$(readlink -f "$(command -v javac 2>/dev/null || echo /nonexistent)")")")" \
+         /usr/lib/jvm/*; do
+  [ -n "$d" ] && [ -x "$d/bin/java" ] || continue
+  d=$(readlink -f "$d")
+  case " $cands " in *" $d "*) continue ;; esac
+  cands="$cands $d"
+done
+for d in $cands; do
+  v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$d/release" 2>/dev/null)
+  [ -n "$v" ] || v=$("$d/bin/java" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p')
+  [ -n "$v" ] && [ "$v" -ge 17 ] 2>/dev/null || continue
+  if [ "$mode" = build ]; then
+    [ -f "$d/include/jvmti.h" ] && [ -x "$d/bin/javac" ] || continue
+  fi
+  echo "$v $d"
+done | sort -n -k1,1 | if [ "$mode" = build ]; then head -n 1 | cut -d' ' -f2; else cut -d' ' -f2; fi
