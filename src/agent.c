@@ -15,6 +15,7 @@
  */
 #include "api.h"
 #include "events.h"
+#include "worker.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +78,7 @@ static void request_capabilities(void)
     want.can_generate_method_entry_events = 1;
     want.can_generate_method_exit_events = 1;
     want.can_get_bytecodes = 1;
+    want.can_maintain_original_method_order = 1; /* CLASS_LOAD methods in class-file order */
     want.can_get_constant_pool = 1;
     want.can_retransform_classes = 1;
     want.can_generate_sampled_object_alloc_events = 1; /* OBJECT_ALLOC */
@@ -175,6 +177,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     atomic_store(&g_shim.phase, PHASE_DEAD);
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
+    worker_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
 }
 

@@ -14,6 +14,7 @@
  */
 #include "api.h"
 #include "events.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -244,6 +245,10 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
     if (notify == NULL)
         return false;
+    /* Definition before use: the thread an event names is announced first. */
+    if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
+        event_on(inst, JVMPI_EVENT_THREAD_START))
+        threads_announce_self(ev->env_id);
     atomic_fetch_add_explicit(&inst->delivered[t], 1, memory_order_relaxed);
     notify(ev);
     return true;

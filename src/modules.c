@@ -4,15 +4,20 @@
  * event rows, JVMTI callbacks and always-on JVMTI events here, so agent.c stays generic.
  */
 #include "api.h"
+#include "classes.h"
 #include "threads.h"
+#include "worker.h"
 
 void modules_init(void)
 {
+    threads_module_init();
+    classes_module_init();
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)
 {
     threads_module_callbacks(cb);
+    classes_module_callbacks(cb);
 }
 
 jint modules_enable_always(void)
@@ -20,12 +25,10 @@ jint modules_enable_always(void)
     return threads_module_enable();
 }
 
+/* HotSpot's start-up order: objects, then classes, then threads, then JVM_INIT_DONE. */
 void replay_startup(JNIEnv *jni)
 {
-    (void)jni;
-}
-
-void threads_post_exiting_thread_end(JNIEnv *jni)
-{
-    (void)jni;
+    worker_start(jni);
+    classes_replay(jni);
+    threads_replay(jni);
 }

@@ -19,6 +19,7 @@
  */
 #include "api.h"
 #include "rawmon.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -143,8 +144,13 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
     m->contenders++;
     pthread_mutex_unlock(&m->mu);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m);
+    struct thread_rec *self = threads_self();
+    if (self)
+        atomic_store(&self->raw_state, JVMPI_THREAD_MONITOR_WAIT);
     pthread_mutex_lock(&m->mu);
     lock_owned(m);
+    if (self)
+        atomic_store(&self->raw_state, 0);
     m->count = 1;
     m->contenders--;
     pthread_mutex_unlock(&m->mu);
@@ -217,6 +223,9 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
             deadline.tv_nsec -= 1000000000L;
         }
     }
+    struct thread_rec *self = threads_self();
+    if (self)
+        atomic_store(&self->raw_state, JVMPI_THREAD_CONDVAR_WAIT);
     /* JVMPI: ms <= 0 waits until notified. */
     while (m->notify_gen == gen) {
         if (ms > 0) {
@@ -230,6 +239,8 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     m->reentering++;
     lock_owned(m);
     m->reentering--;
+    if (self)
+        atomic_store(&self->raw_state, 0);
     m->count = saved;
     m->owner_env = saved_env;
     pthread_mutex_unlock(&m->mu);

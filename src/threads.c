@@ -15,6 +15,8 @@
  * cached in a thread-local pointer: TLS get/set on the current thread take no lock.
  */
 #include "api.h"
+#include "events.h"
+#include "ids.h"
 #include "threads.h"
 
 #include <stdlib.h>
@@ -25,6 +27,10 @@
 static struct thread_rec *by_env;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct thread_rec *tl_self;
+static _Thread_local bool tl_ended; /* ThreadEnd came for this thread: it has no id any more */
+
+static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
+static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
 
 static jfieldID fid_eetop;
 static intptr_t env_offset;
@@ -134,6 +140,8 @@ struct thread_rec *threads_self(void)
 {
     if (tl_self != NULL)
         return tl_self;
+    if (tl_ended)
+        return NULL;
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL)
         return NULL;
@@ -153,6 +161,7 @@ struct thread_rec *threads_self(void)
 void threads_on_start(JNIEnv *jni, jthread t)
 {
     shim_set_current_jni(jni);
+    tl_ended = false;
     /* Check the eetop mapping against the truth this callback brings. */
     JNIEnv *calc = env_from_eetop(jni, t);
     if (calc != NULL && calc != jni) {
@@ -167,6 +176,10 @@ void threads_on_start(JNIEnv *jni, jthread t)
         return;
     tl_self = r;
     threads_release(r);
+    /* JVMTI also posts ThreadStart for main after VMInit: the announced bits make the
+     * replayed THREAD_START the only one. */
+    if (atomic_load(&g_shim.phase) >= PHASE_STARTING)
+        announce(jni, r, 0);
 }
 
 void threads_on_end(JNIEnv *jni, jthread t)
@@ -178,9 +191,13 @@ void threads_on_end(JNIEnv *jni, jthread t)
         HASH_FIND_PTR(by_env, &jni, r);
         pthread_mutex_unlock(&reg_lock);
     }
-    tl_self = NULL;
-    if (r != NULL)
+    if (r != NULL) {
+        post_thread_end(jni, r);
+        tl_self = NULL;
         rec_remove(r);
+    }
+    tl_self = NULL;
+    tl_ended = true;
     shim_set_current_jni(NULL);
 }
 
@@ -361,6 +378,27 @@ static jobject system_group(JNIEnv *jni)
     return g;
 }
 
+jthread threads_new_system_thread(JNIEnv *jni, const char *name)
+{
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID ctor = tc ? (*jni)->GetMethodID(jni, tc, "<init>",
+                                              "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
+                        : NULL;
+    jobject group = ctor ? system_group(jni) : NULL;
+    jstring jname = (*jni)->NewStringUTF(jni, name);
+    jthread t = (ctor && group && jname) ? (*jni)->NewObject(jni, tc, ctor, group, jname) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionDescribe(jni);
+        (*jni)->ExceptionClear(jni);
+        t = NULL;
+    }
+    if (group)
+        (*jni)->DeleteLocalRef(jni, group);
+    if (jname)
+        (*jni)->DeleteLocalRef(jni, jname);
+    return t;
+}
+
 jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
                               void (*f)(void *))
 {
@@ -391,18 +429,7 @@ jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
         return JNI_ERR;
     }
     jint rc = JNI_ERR;
-    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID ctor = tc ? (*jni)->GetMethodID(jni, tc, "<init>",
-                                              "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
-                        : NULL;
-    jobject group = system_group(jni);
-    jstring jname = (*jni)->NewStringUTF(jni, name ? name : "JVMPI system thread");
-    jthread t = (ctor && group && jname) ? (*jni)->NewObject(jni, tc, ctor, group, jname) : NULL;
-    if ((*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionDescribe(jni);
-        (*jni)->ExceptionClear(jni);
-        t = NULL;
-    }
+    jthread t = threads_new_system_thread(jni, name ? name : "JVMPI system thread");
     struct sys_start *s = malloc(sizeof *s);
     if (t != NULL && s != NULL) {
         s->f = f;
@@ -452,4 +479,200 @@ jint threads_module_enable(void)
                   "enabling ThreadEnd"))
         return JNI_ERR;
     return JNI_OK;
+}
+
+/* ---- THREAD_START / THREAD_END ---- */
+
+struct tnames {
+    char *name, *group, *parent;
+};
+
+static void tnames_free(struct tnames *n)
+{
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->name);
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->group);
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->parent);
+}
+
+/* Thread name, its group's name and the name of the group's parent (NULL for "system",
+ * which has none), as HotSpot filled thread_start. */
+static void tnames_get(JNIEnv *jni, jthread t, struct tnames *n)
+{
+    memset(n, 0, sizeof *n);
+    if (t == NULL)
+        return;
+    jvmtiThreadInfo ti;
+    memset(&ti, 0, sizeof ti);
+    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, t, &ti) != JVMTI_ERROR_NONE)
+        return;
+    n->name = ti.name;
+    if (ti.thread_group != NULL) {
+        jvmtiThreadGroupInfo gi;
+        memset(&gi, 0, sizeof gi);
+        if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, ti.thread_group, &gi) ==
+            JVMTI_ERROR_NONE) {
+            n->group = gi.name;
+            if (gi.parent != NULL) {
+                jvmtiThreadGroupInfo pi;
+                memset(&pi, 0, sizeof pi);
+                if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, gi.parent, &pi) ==
+                    JVMTI_ERROR_NONE) {
+                    n->parent = pi.name;
+                    if (pi.parent)
+                        (*jni)->DeleteLocalRef(jni, pi.parent);
+                }
+                (*jni)->DeleteLocalRef(jni, gi.parent);
+            }
+        }
+        (*jni)->DeleteLocalRef(jni, ti.thread_group);
+    }
+    if (ti.context_class_loader != NULL)
+        (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+}
+
+static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
+                              struct thread_rec *r)
+{
+    struct tnames n;
+    tnames_get(jni, r->ref, &n);
+    JVMPI_Event ev;
+    event_init(&ev, type, jni);
+    ev.u.thread_start.thread_name = n.name;
+    ev.u.thread_start.group_name = n.group;
+    ev.u.thread_start.parent_name = n.parent;
+    ev.u.thread_start.thread_id = r->ref ? ids_of(jni, r->ref) : NULL;
+    ev.u.thread_start.thread_env_id = r->env;
+    event_post(inst, &ev);
+    tnames_free(&n);
+}
+
+/* Post THREAD_START for r to every instance that enabled it and has not had it. */
+static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
+{
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        uint32_t bit = 1u << i;
+        if (!event_on(inst, JVMPI_EVENT_THREAD_START) || (atomic_load(&r->announced) & bit))
+            continue;
+        if (!(atomic_fetch_or(&r->claimed, bit) & bit)) {
+            post_thread_event(jni, inst, JVMPI_EVENT_THREAD_START | type_flags, r);
+            atomic_fetch_or(&r->announced, bit);
+        }
+    }
+}
+
+void threads_announce_self(JNIEnv *jni)
+{
+    struct thread_rec *r = tl_self;
+    if (r == NULL || r->env != jni) {
+        if (jni == NULL || jni != shim_current_jni())
+            return;
+        r = threads_self();
+        if (r == NULL)
+            return;
+    }
+    uint32_t all = (1u << g_shim.ninst) - 1;
+    if ((atomic_load(&r->announced) & all) != all)
+        announce(jni, r, 0);
+}
+
+void threads_replay(JNIEnv *jni)
+{
+    if (!events_any(JVMPI_EVENT_THREAD_START))
+        return;
+    struct thread_rec **v = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&reg_lock);
+    v = calloc(HASH_COUNT(by_env) + 1, sizeof *v);
+    struct thread_rec *r, *tmp;
+    if (v != NULL)
+        HASH_ITER(hh, by_env, r, tmp) {
+            atomic_fetch_add(&r->refs, 1);
+            v[n++] = r;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]->ended)
+            announce(jni, v[i], 0);
+        threads_release(v[i]);
+    }
+    free(v);
+}
+
+static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
+{
+    if (r->end_posted)
+        return;
+    r->end_posted = true;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        if (event_on(inst, JVMPI_EVENT_THREAD_END))
+            post_thread_event(jni, inst, JVMPI_EVENT_THREAD_END, r); /* HotSpot's payload */
+    }
+}
+
+void threads_post_exiting_thread_end(JNIEnv *jni)
+{
+    struct thread_rec *r = threads_self();
+    if (r != NULL && r->env == jni)
+        post_thread_end(jni, r);
+}
+
+static jint request_thread_start(struct instance *inst, void *arg)
+{
+    JNIEnv *jni = shim_current_jni();
+    jobjectID id = arg;
+    if (jni == NULL || id == NULL) {
+        log_warn("agent %d: RequestEvent(THREAD_START, %p)%s: JVMPI_FAIL", inst->slot,
+                 (void *)id, jni ? ": NULL thread id" : " from a thread the JVM does not know");
+        return JVMPI_FAIL;
+    }
+    /* Registry scan: the thread whose object carries this id. */
+    struct thread_snap *snap = NULL;
+    size_t n = threads_snapshot(jni, &snap);
+    JNIEnv *env = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (env == NULL && snap[i].thread != NULL && ids_peek(snap[i].thread) == id)
+            env = snap[i].env;
+        if (snap[i].thread)
+            (*jni)->DeleteLocalRef(jni, snap[i].thread);
+    }
+    free(snap);
+    struct thread_rec *tr = env ? threads_acquire(env) : NULL;
+    if (tr == NULL) {
+        log_warn("agent %d: RequestEvent(THREAD_START, %p): no live thread has this id: "
+                 "JVMPI_FAIL", inst->slot, (void *)id);
+        return JVMPI_FAIL;
+    }
+    post_thread_event(jni, inst, JVMPI_EVENT_THREAD_START | JVMPI_REQUESTED_EVENT, tr);
+    threads_release(tr);
+    return JVMPI_SUCCESS;
+}
+
+jobjectID jvmpi_GetThreadObject(struct instance *inst, JNIEnv *env)
+{
+    JNIEnv *jni = shim_current_jni();
+    if (env == NULL || jni == NULL) {
+        log_info("agent %d: GetThreadObject(%p)%s: NULL", inst->slot, (void *)env,
+                 jni ? "" : " from a thread the JVM does not know");
+        return NULL;
+    }
+    if (threads_env_is_current(env))
+        threads_self();
+    struct thread_rec *r = threads_acquire(env);
+    if (r == NULL) {
+        log_info("agent %d: GetThreadObject(%p): no such thread: NULL", inst->slot, (void *)env);
+        return NULL;
+    }
+    jobjectID id = r->ref ? ids_of(jni, r->ref) : NULL;
+    threads_release(r);
+    return id;
+}
+
+void threads_module_init(void)
+{
+    struct event_row start = {.kind = EVK_ON, .request = request_thread_start};
+    events_register(JVMPI_EVENT_THREAD_START, &start);
+    struct event_row end = {.kind = EVK_ON};
+    events_register(JVMPI_EVENT_THREAD_END, &end);
 }

@@ -10,6 +10,15 @@ struct thread_rec {
     jthread ref;                        /* global ref to the java.lang.Thread */
     void *tls[SHIM_MAX_INSTANCES];      /* SetThreadLocalStorage, per agent */
     _Atomic int refs;
+    _Atomic uint32_t claimed;           /* bit per instance: THREAD_START being posted */
+    _Atomic uint32_t announced;         /* bit per instance: THREAD_START delivered */
+    bool end_posted;                    /* THREAD_END already posted (exiting thread) */
+    /* JVMPI thread control (thrctl.c) */
+    bool jvmpi_suspended;               /* suspended by JVMPI SuspendThread(List) */
+    jint status_at_suspend;             /* GetThreadStatus answers this while suspended */
+    jlong cpu_at_suspend;               /* thread CPU time at the last JVMPI suspension */
+    bool has_run;                       /* CPU consumed between the last two suspensions */
+    _Atomic int raw_state;              /* blocked in a shim raw monitor: JVMPI status */
     bool ended;
     UT_hash_handle hh;
 };
@@ -25,6 +34,15 @@ struct thread_snap {
 };
 size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out);
 
+/* Definition before use: make sure every instance that enabled THREAD_START has been told
+ * about the calling thread. Cheap when it has (a thread-local check). */
+void threads_announce_self(JNIEnv *jni);
+void threads_replay(JNIEnv *jni);
+
+/* A new, unstarted java.lang.Thread in the "system" group (a local ref), or NULL. */
+jthread threads_new_system_thread(JNIEnv *jni, const char *name);
+
+void threads_module_init(void);
 void threads_module_callbacks(jvmtiEventCallbacks *cb);
 jint threads_module_enable(void);
 

@@ -1,0 +1,180 @@
+/* calltrace.c — GetCallTrace: JVMTI GetStackTrace plus a cached bci -> line lookup.
+ *
+ * Frames come top first with the JVMTI jmethodID (the same ids as CLASS_LOAD and method
+ * events) and the JVMPI line number: -3 for native methods, -1 where the class has no line
+ * table, else the line whose range holds the bci. HotSpot returned 0 frames for a thread
+ * other than the caller unless the agent had suspended it; JVMTI can walk a running thread
+ * safely, so the shim always returns its real stack.
+ *
+ * Line tables are fetched once per method and kept sorted in a hash (lines_lock, a leaf,
+ * not held across JVMTI calls). Before a trace is returned, the classes of its methods are
+ * announced to agents that enabled CLASS_LOAD, so a method id in a trace is never unknown.
+ */
+#include "api.h"
+#include "calltrace.h"
+#include "classes.h"
+#include "threads.h"
+
+#include <stdlib.h>
+#include <uthash.h>
+
+struct line_entry {
+    jlocation start;
+    jint line;
+};
+
+struct method_lines {
+    jmethodID method;           /* key */
+    jint n;                     /* -3: native; 0: no table */
+    struct line_entry *lines;   /* sorted by start */
+    bool announced;             /* its class went through classes_method_announced */
+    UT_hash_handle hh;
+};
+
+static struct method_lines *cache;
+static pthread_rwlock_t lines_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static int by_start(const void *a, const void *b)
+{
+    const struct line_entry *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static struct method_lines *lines_of(jmethodID m)
+{
+    struct method_lines *ml;
+    pthread_rwlock_rdlock(&lines_lock);
+    HASH_FIND_PTR(cache, &m, ml);
+    pthread_rwlock_unlock(&lines_lock);
+    if (ml != NULL)
+        return ml;
+    ml = calloc(1, sizeof *ml);
+    if (ml == NULL)
+        return NULL;
+    ml->method = m;
+    jboolean native = JNI_FALSE;
+    (*g_shim.jvmti)->IsMethodNative(g_shim.jvmti, m, &native);
+    if (native) {
+        ml->n = -3;
+    } else {
+        jint n = 0;
+        jvmtiLineNumberEntry *t = NULL;
+        if ((*g_shim.jvmti)->GetLineNumberTable(g_shim.jvmti, m, &n, &t) == JVMTI_ERROR_NONE) {
+            ml->lines = malloc(sizeof *ml->lines * (n ? n : 1));
+            if (ml->lines != NULL) {
+                for (jint i = 0; i < n; i++) {
+                    ml->lines[i].start = t[i].start_location;
+                    ml->lines[i].line = t[i].line_number;
+                }
+                qsort(ml->lines, n, sizeof *ml->lines, by_start);
+                ml->n = n;
+            }
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)t);
+        }
+    }
+    struct method_lines *old;
+    pthread_rwlock_wrlock(&lines_lock);
+    HASH_FIND_PTR(cache, &m, old);
+    if (old == NULL)
+        HASH_ADD_PTR(cache, method, ml);
+    pthread_rwlock_unlock(&lines_lock);
+    if (old != NULL) {
+        free(ml->lines);
+        free(ml);
+        ml = old;
+    }
+    return ml;
+}
+
+jint calltrace_line(jmethodID m, jlocation bci)
+{
+    struct method_lines *ml = lines_of(m);
+    if (ml == NULL || ml->n == 0)
+        return -1;
+    if (ml->n < 0)
+        return -3;
+    /* The last entry whose start <= bci. */
+    jint lo = 0, hi = ml->n - 1, found = -1;
+    while (lo <= hi) {
+        jint mid = (lo + hi) / 2;
+        if (ml->lines[mid].start <= bci) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return found < 0 ? -1 : ml->lines[found].line;
+}
+
+#define STACK_CHUNK 64
+
+jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
+{
+    jvmtiFrameInfo buf[STACK_CHUNK];
+    jvmtiFrameInfo *fi = depth <= STACK_CHUNK ? buf : malloc(sizeof *fi * depth);
+    if (fi == NULL)
+        return 0;
+    jint n = 0;
+    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth, fi, &n);
+    if (err != JVMTI_ERROR_NONE) {
+        if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)
+            jvmti_ok_at(err, LOG_INFO, "GetCallTrace: GetStackTrace");
+        n = 0;
+    }
+    for (jint i = 0; i < n; i++) {
+        frames[i].method_id = fi[i].method;
+        frames[i].lineno = calltrace_line(fi[i].method, fi[i].location);
+        struct method_lines *ml = lines_of(fi[i].method);
+        if (ml != NULL && !ml->announced && jni != NULL &&
+            events_any(JVMPI_EVENT_CLASS_LOAD)) {
+            classes_method_announced(jni, fi[i].method);
+            ml->announced = g_shim.ninst == 1; /* with several agents, ask every time */
+        }
+    }
+    if (fi != buf)
+        free(fi);
+    return n;
+}
+
+void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint depth)
+{
+    if (trace == NULL) {
+        log_warn("agent %d: GetCallTrace(NULL trace): ignored", inst->slot);
+        return;
+    }
+    trace->num_frames = 0;
+    if (depth <= 0) {
+        if (depth < 0)
+            log_info("agent %d: GetCallTrace(depth %d): no frames", inst->slot, (int)depth);
+        return;
+    }
+    if (trace->frames == NULL) {
+        log_warn("agent %d: GetCallTrace with trace->frames NULL: no frames", inst->slot);
+        return;
+    }
+    JNIEnv *env = trace->env_id;
+    if (env == NULL) {
+        log_info("agent %d: GetCallTrace(env_id NULL): no frames", inst->slot);
+        return;
+    }
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL) {
+        log_warn("agent %d: GetCallTrace from a thread the JVM does not know: no frames",
+                 inst->slot);
+        return;
+    }
+    if (env == jni) {
+        trace->num_frames = calltrace_fill(jni, NULL, trace->frames, depth);
+        return;
+    }
+    struct thread_rec *r = threads_acquire(env);
+    if (r == NULL || r->ref == NULL) {
+        log_info("agent %d: GetCallTrace(env_id %p): no such thread: no frames", inst->slot,
+                 (void *)env);
+        threads_release(r);
+        return;
+    }
+    trace->num_frames = calltrace_fill(jni, r->ref, trace->frames, depth);
+    threads_release(r);
+}

@@ -1,0 +1,596 @@
+/* classes.c — the class table; CLASS_LOAD, CLASS_UNLOAD, CLASS_LOAD_HOOK; GetMethodClass.
+ *
+ * CLASS_LOAD comes from JVMTI ClassPrepare: the first moment methods and fields exist,
+ * still before <clinit>, where HotSpot posted it. Its payload (class_info) is built from
+ * JVMTI queries: the dotted name, SourceFile (NULL when absent, as HotSpot), the count of
+ * directly implemented interfaces, methods in class-file order (can_maintain_original_
+ * method_order) with start_lineno = line of bci 0 and end_lineno = line of the last bci
+ * (-1 for native and abstract methods, as HotSpot), and static and instance fields in
+ * REVERSE declaration order — HotSpot's FieldStream order, which heap dumps also use.
+ *
+ * Definition before use: every event carrying a class or method id first calls
+ * classes_id_announced(), which posts CLASS_LOAD to each instance that enabled it and has
+ * not yet seen the class (bit per instance in the record; a thread that finds another one
+ * mid-announcement waits for it). That covers classes loaded before the agent, hidden
+ * classes and classes first seen on compiler or service threads. At start-up the loaded
+ * classes are replayed (HotSpot did that too).
+ *
+ * CLASS_UNLOAD: JVMTI has no class-unload event, but a class's mirror dies with it, so the
+ * mirror's tag comes back in ObjectFree. ObjectFree may not call JNI, so the unload is
+ * queued for the shim's worker thread, which posts it; a CLASS_LOAD request for that id
+ * inside the handler is answered from the info kept for classes of non-boot loaders (only
+ * those can unload). The record is dropped after the handler returns.
+ *
+ * Locks: class_lock (a leaf; held for table edits and lookups only).
+ */
+#include "api.h"
+#include "classes.h"
+#include "events.h"
+#include "ids.h"
+#include "worker.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uthash.h>
+
+struct class_info {
+    char *name;
+    char *source;
+    jint num_interfaces;
+    jint num_methods, num_statics, num_instances;
+    JVMPI_Method *methods;
+    JVMPI_Field *statics, *instances;
+};
+
+struct class_rec {
+    jlong tag;                  /* key: the class id */
+    jweak ref;                  /* weak: the table must not keep classes alive */
+    struct class_info *saved;   /* kept for classes that can unload */
+    _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
+    _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
+    bool unloaded;
+    UT_hash_handle hh;
+};
+
+static struct class_rec *by_tag;
+static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- class_info ---- */
+
+static void info_free(struct class_info *ci)
+{
+    if (ci == NULL)
+        return;
+    free(ci->name);
+    free(ci->source);
+    for (jint i = 0; i < ci->num_methods; i++) {
+        free(ci->methods[i].method_name);
+        free(ci->methods[i].method_signature);
+    }
+    for (jint i = 0; i < ci->num_statics; i++) {
+        free(ci->statics[i].field_name);
+        free(ci->statics[i].field_signature);
+    }
+    for (jint i = 0; i < ci->num_instances; i++) {
+        free(ci->instances[i].field_name);
+        free(ci->instances[i].field_signature);
+    }
+    free(ci->methods);
+    free(ci->statics);
+    free(ci->instances);
+    free(ci);
+}
+
+static char *jvmti_strdup(char *s)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)s);
+    return d;
+}
+
+/* "Ljava/lang/String;" -> "java.lang.String"; "[I" stays "[I"; '/' -> '.' throughout. */
+static char *external_name(const char *sig)
+{
+    size_t n = strlen(sig);
+    const char *p = sig;
+    if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
+        p = sig + 1;
+        n -= 2;
+    }
+    char *out = malloc(n + 1);
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = p[i] == '/' ? '.' : p[i];
+    out[n] = '\0';
+    return out;
+}
+
+/* Line of a bytecode index: the entry with the greatest start <= bci; -1 if none. */
+static jint line_of(const jvmtiLineNumberEntry *t, jint n, jlocation bci)
+{
+    jint line = -1;
+    jlocation best = -1;
+    for (jint i = 0; i < n; i++)
+        if (t[i].start_location <= bci && t[i].start_location > best) {
+            best = t[i].start_location;
+            line = t[i].line_number;
+        }
+    return line;
+}
+
+static void method_lines(jmethodID m, jint *start, jint *end)
+{
+    *start = *end = -1;
+    jint n = 0;
+    jvmtiLineNumberEntry *t = NULL;
+    jlocation lo = 0, hi = 0;
+    if ((*g_shim.jvmti)->GetLineNumberTable(g_shim.jvmti, m, &n, &t) != JVMTI_ERROR_NONE)
+        return; /* native, abstract, or compiled without -g:lines */
+    if ((*g_shim.jvmti)->GetMethodLocation(g_shim.jvmti, m, &lo, &hi) == JVMTI_ERROR_NONE) {
+        *start = line_of(t, n, 0);
+        *end = line_of(t, n, hi < 0 ? 0 : hi);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)t);
+}
+
+static struct class_info *info_build(JNIEnv *jni, jclass cls)
+{
+    jvmtiEnv *j = g_shim.jvmti;
+    struct class_info *ci = calloc(1, sizeof *ci);
+    if (ci == NULL)
+        return NULL;
+    char *sig = NULL;
+    if (!jvmti_ok_at((*j)->GetClassSignature(j, cls, &sig, NULL), LOG_WARN,
+                     "GetClassSignature for CLASS_LOAD")) {
+        free(ci);
+        return NULL;
+    }
+    ci->name = external_name(sig);
+    bool is_array = sig[0] == '[';
+    (*j)->Deallocate(j, (unsigned char *)sig);
+    if (is_array)
+        return ci; /* HotSpot: arrays have no source, interfaces, methods or fields */
+
+    char *src = NULL;
+    if ((*j)->GetSourceFileName(j, cls, &src) == JVMTI_ERROR_NONE)
+        ci->source = jvmti_strdup(src);
+
+    jint ni = 0;
+    jclass *ifs = NULL;
+    if ((*j)->GetImplementedInterfaces(j, cls, &ni, &ifs) == JVMTI_ERROR_NONE) {
+        ci->num_interfaces = ni;
+        for (jint i = 0; i < ni; i++)
+            (*jni)->DeleteLocalRef(jni, ifs[i]);
+        (*j)->Deallocate(j, (unsigned char *)ifs);
+    }
+
+    jint nm = 0;
+    jmethodID *ms = NULL;
+    if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
+        ci->methods = calloc(nm ? nm : 1, sizeof *ci->methods);
+        for (jint i = 0; ci->methods && i < nm; i++) {
+            char *name = NULL, *msig = NULL;
+            if ((*j)->GetMethodName(j, ms[i], &name, &msig, NULL) != JVMTI_ERROR_NONE)
+                continue;
+            JVMPI_Method *m = &ci->methods[ci->num_methods++];
+            m->method_name = jvmti_strdup(name);
+            m->method_signature = jvmti_strdup(msig);
+            m->method_id = ms[i];
+            method_lines(ms[i], &m->start_lineno, &m->end_lineno);
+        }
+        (*j)->Deallocate(j, (unsigned char *)ms);
+    }
+
+    jint nf = 0;
+    jfieldID *fs = NULL;
+    if ((*j)->GetClassFields(j, cls, &nf, &fs) == JVMTI_ERROR_NONE) {
+        ci->statics = calloc(nf ? nf : 1, sizeof *ci->statics);
+        ci->instances = calloc(nf ? nf : 1, sizeof *ci->instances);
+        /* JVMTI lists fields in declaration order; JVMPI (HotSpot) used the reverse. */
+        for (jint i = nf - 1; ci->statics && ci->instances && i >= 0; i--) {
+            char *name = NULL, *fsig = NULL;
+            jint mods = 0;
+            if ((*j)->GetFieldName(j, cls, fs[i], &name, &fsig, NULL) != JVMTI_ERROR_NONE)
+                continue;
+            (*j)->GetFieldModifiers(j, cls, fs[i], &mods);
+            JVMPI_Field *f = (mods & 0x0008) ? &ci->statics[ci->num_statics++]
+                                             : &ci->instances[ci->num_instances++];
+            f->field_name = jvmti_strdup(name);
+            f->field_signature = jvmti_strdup(fsig);
+        }
+        (*j)->Deallocate(j, (unsigned char *)fs);
+    }
+    return ci;
+}
+
+static void fill_event(JVMPI_Event *ev, const struct class_info *ci, jlong tag)
+{
+    ev->u.class_load.class_name = ci->name;
+    ev->u.class_load.source_name = ci->source;
+    ev->u.class_load.num_interfaces = ci->num_interfaces;
+    ev->u.class_load.num_methods = ci->num_methods;
+    ev->u.class_load.methods = ci->num_methods ? ci->methods : NULL;
+    ev->u.class_load.num_static_fields = ci->num_statics;
+    ev->u.class_load.statics = ci->num_statics ? ci->statics : NULL;
+    ev->u.class_load.num_instance_fields = ci->num_instances;
+    ev->u.class_load.instances = ci->num_instances ? ci->instances : NULL;
+    ev->u.class_load.class_id = ids_from_tag(tag);
+}
+
+/* ---- the table ---- */
+
+static struct class_rec *rec_find(jlong tag)
+{
+    struct class_rec *r;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    pthread_mutex_unlock(&class_lock);
+    return r;
+}
+
+/* The record of cls, created (and the class tagged) on first sight. Records live until
+ * their class unloads, so the pointer stays valid for the caller's event. */
+static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
+{
+    jobjectID id = ids_of(jni, cls);
+    if (id == NULL)
+        return NULL;
+    jlong tag = ids_tag(id);
+    struct class_rec *r = rec_find(tag);
+    if (r != NULL)
+        return r;
+    struct class_rec *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return NULL;
+    n->tag = tag;
+    n->ref = (*jni)->NewWeakGlobalRef(jni, cls);
+    jobject loader = NULL;
+    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
+    bool may_unload = loader != NULL;
+    if (loader)
+        (*jni)->DeleteLocalRef(jni, loader);
+    if (may_unload)
+        n->saved = info_build(jni, cls);
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r == NULL) {
+        HASH_ADD(hh, by_tag, tag, sizeof n->tag, n);
+        r = n;
+        n = NULL;
+    }
+    pthread_mutex_unlock(&class_lock);
+    if (n != NULL) {
+        (*jni)->DeleteWeakGlobalRef(jni, n->ref);
+        info_free(n->saved);
+        free(n);
+    }
+    return r;
+}
+
+static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec *r,
+                            jclass cls, bool requested)
+{
+    struct class_info *ci = r->saved;
+    bool own = false;
+    if (ci == NULL && cls != NULL) {
+        ci = info_build(jni, cls);
+        own = true;
+    }
+    if (ci == NULL)
+        return;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
+    fill_event(&ev, ci, r->tag);
+    event_post(inst, &ev);
+    if (own)
+        info_free(ci);
+}
+
+/* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
+ * thread posts per instance; others wait until it is delivered. */
+static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        uint32_t bit = 1u << i;
+        if (!event_on(inst, JVMPI_EVENT_CLASS_LOAD) || (atomic_load(&r->announced) & bit))
+            continue;
+        if (!(atomic_fetch_or(&r->claimed, bit) & bit)) {
+            post_class_load(jni, inst, r, cls, false);
+            atomic_fetch_or(&r->announced, bit);
+            continue;
+        }
+        /* Someone else is announcing it: wait (bounded, so a handler that blocks on us
+         * cannot hang the VM). */
+        struct timespec ts = {0, 1000000};
+        for (int k = 0; k < 2000 && !(atomic_load(&r->announced) & bit); k++)
+            nanosleep(&ts, NULL);
+    }
+}
+
+jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
+{
+    if (cls == NULL)
+        return NULL;
+    struct class_rec *r = rec_of(jni, cls);
+    if (r == NULL)
+        return NULL;
+    if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))
+        announce(jni, r, cls);
+    return ids_from_tag(r->tag);
+}
+
+jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid)
+{
+    jclass cls = NULL;
+    if (mid == NULL || (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls) !=
+                           JVMTI_ERROR_NONE)
+        return NULL;
+    jobjectID id = classes_id_announced(jni, cls);
+    (*jni)->DeleteLocalRef(jni, cls);
+    return id;
+}
+
+/* ---- JVMTI callbacks ---- */
+
+static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
+{
+    (void)jvmti;
+    (void)thread;
+    classes_id_announced(jni, cls);
+}
+
+void classes_replay(JNIEnv *jni)
+{
+    if (!events_any(JVMPI_EVENT_CLASS_LOAD) && !events_any(JVMPI_EVENT_CLASS_UNLOAD))
+        return;
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses for the start-up CLASS_LOAD replay"))
+        return;
+    int posted = 0;
+    for (jint i = 0; i < n; i++) {
+        jint st = 0;
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+        /* HotSpot replayed instance classes only, once they were defined and linked. */
+        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
+            !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE))) {
+            classes_id_announced(jni, cs[i]);
+            posted++;
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    log_debug("start-up replay: %d classes", posted);
+}
+
+/* ---- CLASS_UNLOAD ---- */
+
+static void post_unload(JNIEnv *jni, void *arg)
+{
+    struct class_rec *r = arg;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_CLASS_UNLOAD, jni);
+    ev.u.class_unload.class_id = ids_from_tag(r->tag);
+    event_post_all(&ev);
+    pthread_mutex_lock(&class_lock);
+    HASH_DEL(by_tag, r);
+    pthread_mutex_unlock(&class_lock);
+    if (r->ref)
+        (*jni)->DeleteWeakGlobalRef(jni, r->ref);
+    info_free(r->saved);
+    free(r);
+}
+
+bool classes_on_free(jlong tag)
+{
+    struct class_rec *r;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r != NULL)
+        r->unloaded = true;
+    pthread_mutex_unlock(&class_lock);
+    if (r == NULL)
+        return false;
+    if (!worker_submit(post_unload, r))
+        log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
+    return true;
+}
+
+static void JNICALL cb_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    classes_on_free(tag);
+}
+
+/* ---- RequestEvent(CLASS_LOAD, class id) ---- */
+
+static jint request_class_load(struct instance *inst, void *arg)
+{
+    JNIEnv *jni = shim_current_jni();
+    jobjectID id = arg;
+    if (jni == NULL) {
+        log_warn("agent %d: RequestEvent(CLASS_LOAD) from a thread the JVM does not know: "
+                 "JVMPI_FAIL", inst->slot);
+        return JVMPI_FAIL;
+    }
+    if (id == NULL || !ids_plausible(id)) {
+        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL",
+                 inst->slot, (void *)id);
+        return JVMPI_FAIL;
+    }
+    struct class_rec *r = rec_find(ids_tag(id));
+    if (r != NULL && r->unloaded) {
+        if (r->saved == NULL)
+            return JVMPI_FAIL;
+        post_class_load(jni, inst, r, NULL, true); /* from the copy kept for unloading */
+        return JVMPI_SUCCESS;
+    }
+    (*jni)->PushLocalFrame(jni, 16);
+    jobject cls = r ? (*jni)->NewLocalRef(jni, r->ref) : NULL;
+    const char *why = NULL;
+    if (cls == NULL)
+        cls = ids_resolve(jni, id, &why);
+    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+    jint rc = JVMPI_FAIL;
+    if (cls == NULL) {
+        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): %s: JVMPI_FAIL", inst->slot,
+                 (void *)id, why ? why : "class unloaded");
+    } else if (!(*jni)->IsInstanceOf(jni, cls, class_class)) {
+        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): the object is not a class: "
+                 "JVMPI_FAIL", inst->slot, (void *)id);
+    } else {
+        jint st = 0;
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+        if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
+            log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): a primitive type has no "
+                     "class data: JVMPI_FAIL", inst->slot, (void *)id);
+        } else {
+            struct class_rec *cr = rec_of(jni, cls);
+            if (cr != NULL) {
+                post_class_load(jni, inst, cr, cls, true);
+                rc = JVMPI_SUCCESS;
+            }
+        }
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
+
+/* ---- CLASS_LOAD_HOOK ---- */
+
+static void *hook_malloc(unsigned int n)
+{
+    return malloc(n ? n : 1);
+}
+
+static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined,
+                                            jobject loader, const char *name,
+                                            jobject protection_domain, jint len,
+                                            const unsigned char *data, jint *new_len,
+                                            unsigned char **new_data)
+{
+    (void)redefined; (void)loader; (void)protection_domain;
+    const unsigned char *cur = data;
+    jint cur_len = len;
+    unsigned char *owned = NULL;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        if (!event_on(inst, JVMPI_EVENT_CLASS_LOAD_HOOK))
+            continue;
+        JVMPI_Event ev;
+        event_init(&ev, JVMPI_EVENT_CLASS_LOAD_HOOK, jni);
+        ev.u.class_load_hook.class_data = (unsigned char *)cur;
+        ev.u.class_load_hook.class_data_len = cur_len;
+        /* HotSpot never initialised these and read them back unconditionally; we preset
+         * "unchanged" so an agent that leaves them alone changes nothing. */
+        ev.u.class_load_hook.new_class_data = (unsigned char *)cur;
+        ev.u.class_load_hook.new_class_data_len = cur_len;
+        ev.u.class_load_hook.malloc_f = hook_malloc;
+        if (!event_post(inst, &ev))
+            continue;
+        unsigned char *nd = ev.u.class_load_hook.new_class_data;
+        jint nl = ev.u.class_load_hook.new_class_data_len;
+        if (nd == NULL || nd == cur)
+            continue; /* unchanged */
+        if (nl <= 0 || nl > (1 << 30) || nl < 10 || nd[0] != 0xCA || nd[1] != 0xFE ||
+            nd[2] != 0xBA || nd[3] != 0xBE) {
+            log_error("agent %d: CLASS_LOAD_HOOK for %s returned %d bytes that are not a class "
+                      "file; the class is loaded unchanged", inst->slot, name ? name : "?",
+                      (int)nl);
+            free(nd);
+            continue;
+        }
+        free(owned);
+        owned = nd;
+        cur = nd;
+        cur_len = nl;
+    }
+    if (owned != NULL) {
+        unsigned char *out = NULL;
+        if (jvmti_ok((*jvmti)->Allocate(jvmti, cur_len, &out), "CLASS_LOAD_HOOK: Allocate")) {
+            memcpy(out, owned, (size_t)cur_len);
+            *new_data = out;
+            *new_len = cur_len;
+        }
+        free(owned);
+    }
+}
+
+static void hook_changed(int t, bool any)
+{
+    (void)t;
+    (void)any;
+}
+
+/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen. */
+static void unload_changed(int t, bool any)
+{
+    (void)t;
+    if (!any || atomic_load(&g_shim.phase) < PHASE_STARTING)
+        return;
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL)
+        return;
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses when CLASS_UNLOAD was enabled"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        jobject loader = NULL;
+        (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader);
+        if (loader != NULL) {
+            rec_of(jni, cs[i]);
+            (*jni)->DeleteLocalRef(jni, loader);
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+}
+
+void classes_module_init(void)
+{
+    struct event_row load = {.kind = EVK_ON,
+                             .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
+                             .request = request_class_load};
+    events_register(JVMPI_EVENT_CLASS_LOAD, &load);
+    struct event_row unload = {.kind = EVK_ON,
+                               .jvmti = {JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_OBJECT_FREE},
+                               .on_change = unload_changed};
+    events_register(JVMPI_EVENT_CLASS_UNLOAD, &unload);
+    struct event_row hook = {.kind = EVK_ON,
+                             .jvmti = {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK},
+                             .on_change = hook_changed};
+    events_register(JVMPI_EVENT_CLASS_LOAD_HOOK, &hook);
+}
+
+void classes_module_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->ClassPrepare = cb_class_prepare;
+    cb->ClassFileLoadHook = cb_class_file_load_hook;
+    cb->ObjectFree = cb_object_free;
+}
+
+jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
+{
+    JNIEnv *jni = shim_current_jni();
+    if (mid == NULL || jni == NULL) {
+        log_info("agent %d: GetMethodClass(%p)%s: NULL", inst->slot, (void *)mid,
+                 jni ? "" : " from a thread the JVM does not know");
+        return NULL;
+    }
+    jclass cls = NULL;
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls),
+                     LOG_WARN, "GetMethodClass: GetMethodDeclaringClass"))
+        return NULL;
+    jobjectID id = ids_of(jni, cls);
+    rec_of(jni, cls);
+    (*jni)->DeleteLocalRef(jni, cls);
+    return id;
+}

@@ -1,0 +1,19 @@
+/* classes.h — the class table and CLASS_LOAD / CLASS_UNLOAD / CLASS_LOAD_HOOK (classes.c). */
+#ifndef JVMPISHIM_CLASSES_H
+#define JVMPISHIM_CLASSES_H
+
+#include "shim.h"
+
+/* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
+ * about it first (definition before use). For events that carry a class id. */
+jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
+/* Same for the class declaring a method; returns the class id. */
+jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid);
+/* Called from ObjectFree: was this tag a class mirror? (then CLASS_UNLOAD is queued) */
+bool classes_on_free(jlong tag);
+
+void classes_module_init(void);
+void classes_module_callbacks(jvmtiEventCallbacks *cb);
+void classes_replay(JNIEnv *jni);
+
+#endif

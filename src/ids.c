@@ -1,0 +1,96 @@
+/* ids.c — jobjectIDs: one opaque id per object, held as the object's JVMTI tag.
+ *
+ * JVMPI ids were raw oops that moved with GC (hence OBJECT_MOVE). Here the id is the tag
+ * itself: stable for the object's life, so OBJECT_MOVE is never needed, and there is no
+ * per-object side table — the JVM's tag map is the table. Ids are multiples of 8 counted
+ * from a base (they look like aligned pointers to agents that hash them), never reused, so
+ * an id seen after its object died is detectably stale. Class ids are the ids of their
+ * java.lang.Class objects; classes and threads also have side tables in their modules.
+ *
+ * Tagging an untagged object is GetTag + SetTag, which JVMTI does not make atomic; two
+ * threads tagging the same object at once would both set a tag. A small lock makes the
+ * check-then-set atomic. It is held only across these two tag-map calls, which neither
+ * block on other Java threads nor call back into the shim, so it cannot deadlock (a thread
+ * waiting on it sits in native code and does not hold up a safepoint).
+ */
+#include "ids.h"
+
+#include <stdlib.h>
+
+#define ID_STEP 8
+#define ID_BASE ((jlong)0x10000 * ID_STEP)
+
+static _Atomic jlong next_tag = ID_BASE;
+static pthread_mutex_t tag_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool ids_plausible(jobjectID id)
+{
+    jlong t = ids_tag(id);
+    return t >= ID_BASE && (t % ID_STEP) == 0 && t < atomic_load(&next_tag);
+}
+
+jobjectID ids_peek(jobject obj)
+{
+    jlong tag = 0;
+    if (obj == NULL)
+        return NULL;
+    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag) != JVMTI_ERROR_NONE)
+        return NULL;
+    return ids_from_tag(tag);
+}
+
+jobjectID ids_of(JNIEnv *jni, jobject obj)
+{
+    (void)jni;
+    if (obj == NULL)
+        return NULL;
+    jlong tag = 0;
+    jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err != JVMTI_ERROR_NONE) {
+        jvmti_ok_at(err, LOG_WARN, "GetTag of an object to give it a jobjectID");
+        return NULL;
+    }
+    if (tag != 0)
+        return ids_from_tag(tag);
+    pthread_mutex_lock(&tag_lock);
+    err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err == JVMTI_ERROR_NONE && tag == 0) {
+        tag = atomic_fetch_add(&next_tag, ID_STEP);
+        err = (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, tag);
+        if (err != JVMTI_ERROR_NONE)
+            tag = 0;
+    }
+    pthread_mutex_unlock(&tag_lock);
+    if (err != JVMTI_ERROR_NONE)
+        jvmti_ok_at(err, LOG_WARN, "tagging an object to give it a jobjectID");
+    return ids_from_tag(tag);
+}
+
+jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
+{
+    (void)jni;
+    *why = NULL;
+    if (id == NULL) {
+        *why = "NULL id";
+        return NULL;
+    }
+    if (!ids_plausible(id)) {
+        *why = "not an id the shim issued";
+        return NULL;
+    }
+    jlong tag = ids_tag(id);
+    jint n = 0;
+    jobject *objs = NULL;
+    /* The tag map is the table: JVMTI finds the object with this tag (one heap walk). */
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &tag, &n, &objs, NULL),
+                     LOG_WARN, "GetObjectsWithTags to resolve a jobjectID")) {
+        *why = "JVMTI lookup failed";
+        return NULL;
+    }
+    jobject r = n > 0 ? objs[0] : NULL;
+    if (objs != NULL)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    if (r == NULL)
+        *why = "its object is no longer alive";
+    return r;
+}

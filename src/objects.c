@@ -1,0 +1,69 @@
+/* objects.c — object ids for agents: jobject2jobjectID / jobjectID2jobject, and the GC
+ * control functions DisableGC / EnableGC / RunGC.
+ *
+ * DisableGC: HotSpot locked the collector so that raw-oop jobjectIDs could not move or die
+ * while an agent used them. The shim's ids are tags, which never change, so nothing needs
+ * the collector stopped: DisableGC/EnableGC only count nesting per agent (unbalanced
+ * EnableGC is logged). What an agent can still rely on: an id stays the same for the
+ * object's life and is never reused; jobjectID2jobject of a live id gives a local ref that
+ * keeps the object alive as long as the agent holds it.
+ */
+#include "api.h"
+#include "classes.h"
+#include "ids.h"
+#include "threads.h"
+
+#include <stdlib.h>
+
+static _Atomic int gc_disabled[SHIM_MAX_INSTANCES];
+
+void jvmpi_DisableGC(struct instance *inst)
+{
+    atomic_fetch_add(&gc_disabled[inst->slot], 1);
+}
+
+void jvmpi_EnableGC(struct instance *inst)
+{
+    if (atomic_fetch_sub(&gc_disabled[inst->slot], 1) <= 0) {
+        atomic_fetch_add(&gc_disabled[inst->slot], 1);
+        log_info("agent %d: EnableGC without a matching DisableGC: ignored", inst->slot);
+    }
+}
+
+void jvmpi_RunGC(struct instance *inst)
+{
+    (void)inst;
+    jvmti_ok_at((*g_shim.jvmti)->ForceGarbageCollection(g_shim.jvmti), LOG_WARN,
+                "RunGC: ForceGarbageCollection");
+}
+
+jobjectID jvmpi_jobject2jobjectID(struct instance *inst, jobject ref)
+{
+    JNIEnv *jni = shim_current_jni();
+    if (ref == NULL)
+        return NULL;
+    if (jni == NULL) {
+        log_warn("agent %d: jobject2jobjectID from a thread the JVM does not know: NULL",
+                 inst->slot);
+        return NULL;
+    }
+    return ids_of(jni, ref);
+}
+
+jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
+{
+    JNIEnv *jni = shim_current_jni();
+    if (id == NULL)
+        return NULL;
+    if (jni == NULL) {
+        log_warn("agent %d: jobjectID2jobject from a thread the JVM does not know: NULL",
+                 inst->slot);
+        return NULL;
+    }
+    const char *why = NULL;
+    /* A local ref in the caller's current frame, as HotSpot made. */
+    jobject o = ids_resolve(jni, id, &why);
+    if (o == NULL)
+        log_warn("agent %d: jobjectID2jobject(%p): %s: NULL", inst->slot, (void *)id, why);
+    return o;
+}

@@ -1,0 +1,16 @@
+/* worker.h — the shim's own background thread for deferred deliveries (worker.c). */
+#ifndef JVMPISHIM_WORKER_H
+#define JVMPISHIM_WORKER_H
+
+#include "shim.h"
+
+typedef void (*worker_fn)(JNIEnv *jni, void *arg);
+/* Queue fn(arg) to run on the worker thread. Safe from any thread and from JVMTI
+ * callbacks that may not call JNI or JVMTI (ObjectFree): it only takes a leaf mutex and
+ * mallocs. Returns false if the worker is gone (after shutdown). */
+bool worker_submit(worker_fn fn, void *arg);
+void worker_start(JNIEnv *jni);     /* VMInit */
+void worker_stop(void);             /* VMDeath: drop what is queued, let the thread end */
+bool worker_is_self(void);
+
+#endif
