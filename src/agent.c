@@ -84,6 +84,7 @@ static void request_capabilities(void)
     want.can_generate_sampled_object_alloc_events = 1; /* OBJECT_ALLOC */
     want.can_generate_vm_object_alloc_events = 1;
     want.can_generate_single_step_events = 1;   /* INSTRUCTION_START */
+    want.can_access_local_variables = 1;        /* METHOD_ENTRY2 receivers (GetLocalInstance) */
 
     jvmtiError err = (*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot);
     if (!jvmti_ok(err, "GetPotentialCapabilities in Agent_OnLoad"))

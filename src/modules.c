@@ -8,16 +8,27 @@
 #include "threads.h"
 #include "worker.h"
 
+void methods_module_init(void);
+void methods_module_callbacks(jvmtiEventCallbacks *cb);
+void methods_replay(JNIEnv *jni);
+void monitors_module_init(void);
+void monitors_module_callbacks(jvmtiEventCallbacks *cb);
+
+/* Runs after the capabilities were obtained: rows can say what this JVM cannot give. */
 void modules_init(void)
 {
     threads_module_init();
     classes_module_init();
+    methods_module_init();
+    monitors_module_init();
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)
 {
     threads_module_callbacks(cb);
     classes_module_callbacks(cb);
+    methods_module_callbacks(cb);
+    monitors_module_callbacks(cb);
 }
 
 jint modules_enable_always(void)
@@ -31,4 +42,5 @@ void replay_startup(JNIEnv *jni)
     worker_start(jni);
     classes_replay(jni);
     threads_replay(jni);
+    methods_replay(jni);
 }

@@ -1,0 +1,230 @@
+/* methods.c — METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT and COMPILED_METHOD_LOAD / UNLOAD.
+ *
+ * Method events come from JVMTI MethodEntry / MethodExit, on the executing thread, for
+ * every method including native ones; MethodExit also fires when a frame is popped by an
+ * exception, so entries and exits balance per thread. When both entry events are enabled
+ * ENTRY2 (with the receiver's id, NULL for static methods) is posted before ENTRY, as
+ * HotSpot did. JVMTI method events keep the thread interpreted and cost far more than
+ * HotSpot 1.4.2's did; docs/performance.md has the measured ratio.
+ *
+ * COMPILED_METHOD_LOAD comes from JVMTI CompiledMethodLoad: code address and size, and a
+ * line table built from the address-location map (offsets from code_begin, line of the
+ * outermost method's bci: inlined code is attributed to the caller's line, as HotSpot did).
+ * Enabling it replays methods compiled earlier (GenerateEvents). COMPILED_METHOD_UNLOAD
+ * carries the method id, and also the code address in the slot where COMPILED_METHOD_LOAD
+ * kept it, for agents that read it there.
+ *
+ * Before any of these events the method's class is announced (definition before use); a
+ * small per-method cache (methods_lock, leaf) remembers which methods have been.
+ */
+#include "api.h"
+#include "calltrace.h"
+#include "classes.h"
+#include "events.h"
+#include "ids.h"
+
+#include <stdlib.h>
+#include <uthash.h>
+
+struct method_rec {
+    jmethodID method;       /* key */
+    bool is_static;
+    uint32_t announced;     /* instances for which the class went out */
+    UT_hash_handle hh;
+};
+
+static struct method_rec *methods;
+static pthread_rwlock_t methods_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static struct method_rec *method_rec(JNIEnv *jni, jmethodID m)
+{
+    struct method_rec *r;
+    pthread_rwlock_rdlock(&methods_lock);
+    HASH_FIND_PTR(methods, &m, r);
+    pthread_rwlock_unlock(&methods_lock);
+    if (r != NULL)
+        return r;
+    r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->method = m;
+    jint mods = 0;
+    (*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods);
+    r->is_static = (mods & 0x0008) != 0;
+    if (jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
+        classes_method_announced(jni, m);
+        r->announced = 1;
+    }
+    struct method_rec *old;
+    pthread_rwlock_wrlock(&methods_lock);
+    HASH_FIND_PTR(methods, &m, old);
+    if (old == NULL)
+        HASH_ADD_PTR(methods, method, r);
+    pthread_rwlock_unlock(&methods_lock);
+    if (old != NULL) {
+        free(r);
+        r = old;
+    }
+    return r;
+}
+
+/* Make sure the class of m went out to agents that enabled CLASS_LOAD. */
+static struct method_rec *method_announced(JNIEnv *jni, jmethodID m)
+{
+    struct method_rec *r = method_rec(jni, m);
+    if (r != NULL && !r->announced && jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
+        classes_method_announced(jni, m);
+        r->announced = 1;
+    }
+    return r;
+}
+
+static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
+{
+    (void)jvmti;
+    struct method_rec *r = method_announced(jni, m);
+    bool want2 = events_any(JVMPI_EVENT_METHOD_ENTRY2);
+    JVMPI_Event ev;
+    if (want2) {
+        jobjectID recv = NULL;
+        if (r != NULL && !r->is_static) {
+            jobject self = NULL;
+            if ((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, thread, 0, &self) ==
+                    JVMTI_ERROR_NONE && self != NULL) {
+                jclass cls = (*jni)->GetObjectClass(jni, self);
+                classes_id_announced(jni, cls);
+                (*jni)->DeleteLocalRef(jni, cls);
+                recv = ids_of(jni, self);
+                (*jni)->DeleteLocalRef(jni, self);
+            }
+        }
+        event_init(&ev, JVMPI_EVENT_METHOD_ENTRY2, jni);
+        ev.u.method_entry2.method_id = m;
+        ev.u.method_entry2.obj_id = recv;
+        event_post_all(&ev);
+    }
+    if (events_any(JVMPI_EVENT_METHOD_ENTRY)) {
+        event_init(&ev, JVMPI_EVENT_METHOD_ENTRY, jni);
+        ev.u.method.method_id = m;
+        event_post_all(&ev);
+    }
+}
+
+static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
+                                   jboolean by_exception, jvalue rv)
+{
+    (void)jvmti; (void)thread; (void)by_exception; (void)rv;
+    method_announced(jni, m);
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_METHOD_EXIT, jni);
+    ev.u.method.method_id = m;
+    event_post_all(&ev);
+}
+
+/* ---- compiled methods ---- */
+
+static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_size,
+                                     const void *code_addr, jint map_length,
+                                     const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+    (void)jvmti; (void)compile_info;
+    JNIEnv *jni = shim_current_jni();
+    method_announced(jni, m);
+    JVMPI_Lineno *lines = NULL;
+    jint n = 0;
+    if (map_length > 0 && map != NULL) {
+        lines = malloc(sizeof *lines * (size_t)map_length);
+        for (jint i = 0; lines != NULL && i < map_length; i++) {
+            if (map[i].location < 0)
+                continue;
+            jint line = calltrace_line(m, map[i].location);
+            if (line < 0)
+                continue; /* only entries with a known line (HotSpot left garbage here) */
+            lines[n].offset = (jint)((const char *)map[i].start_address - (const char *)code_addr);
+            lines[n].lineno = line;
+            n++;
+        }
+    }
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_LOAD, jni);
+    ev.u.compiled_method_load.method_id = m;
+    ev.u.compiled_method_load.code_addr = (void *)code_addr;
+    ev.u.compiled_method_load.code_size = code_size;
+    ev.u.compiled_method_load.lineno_table_size = n;
+    ev.u.compiled_method_load.lineno_table = n ? lines : NULL;
+    event_post_all(&ev);
+    free(lines);
+}
+
+static void JNICALL cb_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void *code_addr)
+{
+    (void)jvmti;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_UNLOAD, shim_current_jni());
+    ev.u.compiled_method_unload.method_id = m;
+    /* Where COMPILED_METHOD_LOAD had code_addr: some agents read it at unload. */
+    ev.u.compiled_method_load.code_addr = (void *)code_addr;
+    event_post_all(&ev);
+}
+
+void methods_replay(JNIEnv *jni)
+{
+    (void)jni;
+    if (!events_any(JVMPI_EVENT_COMPILED_METHOD_LOAD))
+        return;
+    jvmti_ok_at((*g_shim.jvmti)->GenerateEvents(g_shim.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
+                LOG_WARN, "GenerateEvents(CompiledMethodLoad) to replay compiled methods");
+}
+
+static void compiled_load_changed(int t, bool any)
+{
+    (void)t;
+    /* Enabled in JVM_OnLoad: replayed with the rest of the start-up world instead. */
+    if (!any || atomic_load(&g_shim.phase) < PHASE_LIVE)
+        return;
+    /* Methods compiled before: replay them, so a JIT-symbol agent misses nothing. The JVMTI
+     * event must be on first; events_enable switches it after this hook, so do it here. */
+    (*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                              JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
+    jvmti_ok_at((*g_shim.jvmti)->GenerateEvents(g_shim.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
+                LOG_WARN, "GenerateEvents(CompiledMethodLoad) to replay compiled methods");
+}
+
+void methods_module_init(void)
+{
+    struct event_row entry = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_METHOD_ENTRY}};
+    struct event_row exitr = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_METHOD_EXIT}};
+    if (!g_shim.caps.can_generate_method_entry_events) {
+        entry.kind = EVK_UNAVAILABLE;
+        entry.why = "because the JVM refused the method-entry capability";
+    }
+    if (!g_shim.caps.can_generate_method_exit_events) {
+        exitr.kind = EVK_UNAVAILABLE;
+        exitr.why = "because the JVM refused the method-exit capability";
+    }
+    events_register(JVMPI_EVENT_METHOD_ENTRY, &entry);
+    events_register(JVMPI_EVENT_METHOD_ENTRY2, &entry);
+    if (!g_shim.caps.can_access_local_variables)
+        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2,
+                               "because the JVM refused local-variable access (receivers)");
+    events_register(JVMPI_EVENT_METHOD_EXIT, &exitr);
+
+    struct event_row load = {.kind = EVK_ON,
+                             .jvmti = {JVMTI_EVENT_COMPILED_METHOD_LOAD},
+                             .on_change = compiled_load_changed};
+    struct event_row unload = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_COMPILED_METHOD_UNLOAD}};
+    if (!g_shim.caps.can_generate_compiled_method_load_events) {
+        load.kind = unload.kind = EVK_UNAVAILABLE;
+        load.why = unload.why = "because the JVM refused the compiled-method capability";
+    }
+    events_register(JVMPI_EVENT_COMPILED_METHOD_LOAD, &load);
+    events_register(JVMPI_EVENT_COMPILED_METHOD_UNLOAD, &unload);
+}
+
+void methods_module_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->MethodEntry = cb_method_entry;
+    cb->MethodExit = cb_method_exit;
+    cb->CompiledMethodLoad = cb_compiled_load;
+    cb->CompiledMethodUnload = cb_compiled_unload;
+}

@@ -1,0 +1,142 @@
+/* monitors.c — Java monitor events: MONITOR_CONTENDED_ENTER / ENTERED / EXIT and
+ * MONITOR_WAIT / WAITED.
+ *
+ * ENTER and ENTERED come from JVMTI MonitorContendedEnter / Entered, on the contending
+ * thread, with the lock object's id. JVMTI has no event for the owner's release, so
+ * MONITOR_CONTENDED_EXIT is delivered as seen from the contender's side: when a thread
+ * starts to wait for a monitor, the shim notes its owner (GetObjectMonitorUsage); when the
+ * thread then gets the monitor, that owner has exited it, and the shim posts
+ * MONITOR_CONTENDED_EXIT {object} with env_id = that owner, on the contender's thread,
+ * just before MONITOR_CONTENDED_ENTERED. HotSpot posted it on the exiting thread itself;
+ * the pairing of EXIT with the next ENTERED is the same.
+ *
+ * MONITOR_WAIT carries the requested timeout (ms), MONITOR_WAITED the elapsed time in ms
+ * measured by the shim between the two JVMTI events (HotSpot measured it too). Thread.sleep
+ * is not reported: JVMTI has no event for it (HotSpot 1.4.2 did not post one either).
+ */
+#include "api.h"
+#include "classes.h"
+#include "events.h"
+#include "ids.h"
+#include "threads.h"
+
+#include <time.h>
+
+static _Thread_local JNIEnv *tl_prev_owner;     /* owner seen at contended enter */
+static _Thread_local struct timespec tl_wait_start;
+
+static jobjectID object_id(JNIEnv *jni, jobject o)
+{
+    if (o == NULL)
+        return NULL;
+    jclass cls = (*jni)->GetObjectClass(jni, o);
+    classes_id_announced(jni, cls); /* its class, before the id is used */
+    (*jni)->DeleteLocalRef(jni, cls);
+    return ids_of(jni, o);
+}
+
+static void post_monitor(jint type, JNIEnv *env, JNIEnv *jni, jobject o)
+{
+    JVMPI_Event ev;
+    event_init(&ev, type, env);
+    ev.u.monitor.object = object_id(jni, o);
+    event_post_all(&ev);
+}
+
+static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
+{
+    (void)t;
+    tl_prev_owner = NULL;
+    if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
+        jvmtiMonitorUsage u;
+        if ((*jvmti)->GetObjectMonitorUsage(jvmti, o, &u) == JVMTI_ERROR_NONE) {
+            if (u.owner != NULL) {
+                tl_prev_owner = threads_env_of(jni, u.owner);
+                (*jni)->DeleteLocalRef(jni, u.owner);
+            }
+            for (jint i = 0; i < u.waiter_count; i++)
+                (*jni)->DeleteLocalRef(jni, u.waiters[i]);
+            for (jint i = 0; i < u.notify_waiter_count; i++)
+                (*jni)->DeleteLocalRef(jni, u.notify_waiters[i]);
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)u.waiters);
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)u.notify_waiters);
+        }
+    }
+    if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_ENTER))
+        post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, jni, jni, o);
+}
+
+static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
+{
+    (void)jvmti; (void)t;
+    if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+        post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, tl_prev_owner, jni, o);
+    tl_prev_owner = NULL;
+    if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED))
+        post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
+}
+
+static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
+                                    jlong timeout)
+{
+    (void)jvmti; (void)t;
+    clock_gettime(CLOCK_MONOTONIC, &tl_wait_start);
+    if (!events_any(JVMPI_EVENT_MONITOR_WAIT))
+        return;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_MONITOR_WAIT, jni);
+    ev.u.monitor_wait.object = object_id(jni, o);
+    ev.u.monitor_wait.timeout = timeout;
+    event_post_all(&ev);
+}
+
+static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
+                                      jboolean timed_out)
+{
+    (void)jvmti; (void)t; (void)timed_out;
+    if (!events_any(JVMPI_EVENT_MONITOR_WAITED))
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    jlong ms = (jlong)(now.tv_sec - tl_wait_start.tv_sec) * 1000 +
+               (now.tv_nsec - tl_wait_start.tv_nsec) / 1000000;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_MONITOR_WAITED, jni);
+    ev.u.monitor_wait.object = object_id(jni, o);
+    ev.u.monitor_wait.timeout = ms; /* HotSpot: the time actually waited */
+    event_post_all(&ev);
+}
+
+void monitors_module_init(void)
+{
+    bool ok = g_shim.caps.can_generate_monitor_events;
+    struct event_row enter = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER}};
+    struct event_row entered = {.kind = EVK_ON,
+                                .jvmti = {JVMTI_EVENT_MONITOR_CONTENDED_ENTERED}};
+    struct event_row exitr = {.kind = EVK_ON,
+                              .jvmti = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+                                        JVMTI_EVENT_MONITOR_CONTENDED_ENTERED}};
+    /* WAITED needs the WAIT callback too, for the start time. */
+    struct event_row wait = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_MONITOR_WAIT}};
+    struct event_row waited = {.kind = EVK_ON,
+                               .jvmti = {JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED}};
+    struct event_row *rows[] = {&enter, &entered, &exitr, &wait, &waited};
+    int nums[] = {JVMPI_EVENT_MONITOR_CONTENDED_ENTER, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED,
+                  JVMPI_EVENT_MONITOR_CONTENDED_EXIT, JVMPI_EVENT_MONITOR_WAIT,
+                  JVMPI_EVENT_MONITOR_WAITED};
+    for (int i = 0; i < 5; i++) {
+        if (!ok) {
+            rows[i]->kind = EVK_UNAVAILABLE;
+            rows[i]->why = "because the JVM refused the monitor-events capability";
+        }
+        events_register(nums[i], rows[i]);
+    }
+}
+
+void monitors_module_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->MonitorContendedEnter = cb_contended_enter;
+    cb->MonitorContendedEntered = cb_contended_entered;
+    cb->MonitorWait = cb_monitor_wait;
+    cb->MonitorWaited = cb_monitor_waited;
+}
