@@ -51,6 +51,10 @@ struct class_rec {
     _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
     _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
     bool unloaded;
+    /* OBJECT_ALLOC conventions for instances of this class, computed on first use. */
+    _Atomic bool alloc_known;
+    jint alloc_is_array;        /* JVMPI_NORMAL_OBJECT, JVMPI_CLASS or JVMPI_BOOLEAN.. */
+    jobjectID alloc_class_id;   /* the class, the element class, or NULL (primitive array) */
     UT_hash_handle hh;
 };
 
@@ -335,6 +339,77 @@ jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid)
     return id;
 }
 
+/* HotSpot's OBJECT_ALLOC conventions: an instance names its class (NORMAL_OBJECT); an
+ * object array names its ELEMENT class with is_array = JVMPI_CLASS; a primitive array has
+ * is_array = its type code (JVMPI_BOOLEAN..JVMPI_LONG, the newarray codes) and no class. */
+static const struct { char sig; jint code; } prim_codes[] = {
+    {'Z', JVMPI_BOOLEAN}, {'C', JVMPI_CHAR},  {'F', JVMPI_FLOAT}, {'D', JVMPI_DOUBLE},
+    {'B', JVMPI_BYTE},    {'S', JVMPI_SHORT}, {'I', JVMPI_INT},   {'J', JVMPI_LONG},
+};
+
+jint classes_type_code(char sig)
+{
+    for (size_t i = 0; i < sizeof prim_codes / sizeof prim_codes[0]; i++)
+        if (prim_codes[i].sig == sig)
+            return prim_codes[i].code;
+    return JVMPI_CLASS;
+}
+
+bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id)
+{
+    struct class_rec *r = rec_of(jni, cls);
+    if (r == NULL)
+        return false;
+    if (!atomic_load_explicit(&r->alloc_known, memory_order_acquire)) {
+        char *sig = NULL;
+        jint kind = JVMPI_NORMAL_OBJECT;
+        jobjectID cid = ids_from_tag(r->tag);
+        if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) ==
+                JVMTI_ERROR_NONE && sig[0] == '[') {
+            kind = classes_type_code(sig[1]);
+            cid = NULL;
+            if (kind == JVMPI_CLASS) {
+                /* The element class: java.lang.Class.getComponentType(). */
+                jclass cc = (*jni)->GetObjectClass(jni, cls);
+                jmethodID gct = (*jni)->GetMethodID(jni, cc, "getComponentType",
+                                                    "()Ljava/lang/Class;");
+                jobject elem = gct ? (*jni)->CallObjectMethod(jni, cls, gct) : NULL;
+                if ((*jni)->ExceptionCheck(jni))
+                    (*jni)->ExceptionClear(jni);
+                if (elem != NULL) {
+                    cid = classes_id_announced(jni, elem);
+                    (*jni)->DeleteLocalRef(jni, elem);
+                }
+                (*jni)->DeleteLocalRef(jni, cc);
+            }
+        } else {
+            announce(jni, r, cls);
+        }
+        if (sig)
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+        r->alloc_is_array = kind;
+        r->alloc_class_id = cid;
+        atomic_store_explicit(&r->alloc_known, true, memory_order_release);
+    } else if (r->alloc_class_id != NULL &&
+               (atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) !=
+                   ((1u << g_shim.ninst) - 1) &&
+               r->alloc_is_array == JVMPI_NORMAL_OBJECT) {
+        announce(jni, r, cls);
+    }
+    *is_array = r->alloc_is_array;
+    *class_id = r->alloc_class_id;
+    return true;
+}
+
+/* The class of a class id, as a local ref (NULL if unknown or unloaded). */
+jclass classes_local_ref(JNIEnv *jni, jobjectID id)
+{
+    struct class_rec *r = rec_find(ids_tag(id));
+    if (r == NULL || r->unloaded || r->ref == NULL)
+        return NULL;
+    return (*jni)->NewLocalRef(jni, r->ref);
+}
+
 /* ---- JVMTI callbacks ---- */
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
@@ -390,6 +465,7 @@ static void post_unload(JNIEnv *jni, void *arg)
 bool classes_on_free(jlong tag)
 {
     struct class_rec *r;
+    tag &= TAG_ID_MASK;
     pthread_mutex_lock(&class_lock);
     HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
     if (r != NULL)
@@ -400,12 +476,6 @@ bool classes_on_free(jlong tag)
     if (!worker_submit(post_unload, r))
         log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
     return true;
-}
-
-static void JNICALL cb_object_free(jvmtiEnv *jvmti, jlong tag)
-{
-    (void)jvmti;
-    classes_on_free(tag);
 }
 
 /* ---- RequestEvent(CLASS_LOAD, class id) ---- */
@@ -574,7 +644,6 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
 {
     cb->ClassPrepare = cb_class_prepare;
     cb->ClassFileLoadHook = cb_class_file_load_hook;
-    cb->ObjectFree = cb_object_free;
 }
 
 jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)

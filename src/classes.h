@@ -12,6 +12,13 @@ jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid);
 /* Called from ObjectFree: was this tag a class mirror? (then CLASS_UNLOAD is queued) */
 bool classes_on_free(jlong tag);
 
+/* OBJECT_ALLOC's is_array and class_id for objects of class cls (cached per class). */
+bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id);
+/* JVMPI type code of a field/array signature character ('I' -> JVMPI_INT, 'L'/'[' -> JVMPI_CLASS). */
+jint classes_type_code(char sig);
+/* A local ref to the class with this id, or NULL. */
+jclass classes_local_ref(JNIEnv *jni, jobjectID id);
+
 void classes_module_init(void);
 void classes_module_callbacks(jvmtiEventCallbacks *cb);
 void classes_replay(JNIEnv *jni);

@@ -14,6 +14,7 @@
  */
 #include "api.h"
 #include "events.h"
+#include "memory.h"
 #include "threads.h"
 
 #include <string.h>
@@ -250,7 +251,15 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
         event_on(inst, JVMPI_EVENT_THREAD_START))
         threads_announce_self(ev->env_id);
     atomic_fetch_add_explicit(&inst->delivered[t], 1, memory_order_relaxed);
+    /* JVMPI delivers events "with GC disabled": no synthesized GC bracket overlaps a
+     * handler. Requested events are calls the agent makes, possibly holding its own
+     * locks: they pass, as HotSpot did not GC-lock most of them either. */
+    bool region = !requested && gc_gate_active();
+    if (region)
+        gc_gate_enter();
     notify(ev);
+    if (region)
+        gc_gate_exit();
     return true;
 }
 

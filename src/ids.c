@@ -1,11 +1,12 @@
 /* ids.c — jobjectIDs: one opaque id per object, held as the object's JVMTI tag.
  *
- * JVMPI ids were raw oops that moved with GC (hence OBJECT_MOVE). Here the id is the tag
- * itself: stable for the object's life, so OBJECT_MOVE is never needed, and there is no
- * per-object side table — the JVM's tag map is the table. Ids are multiples of 8 counted
- * from a base (they look like aligned pointers to agents that hash them), never reused, so
- * an id seen after its object died is detectably stale. Class ids are the ids of their
- * java.lang.Class objects; classes and threads also have side tables in their modules.
+ * JVMPI ids were raw oops that moved with GC (hence OBJECT_MOVE). Here the id lives in the
+ * object's tag (layout in ids.h): stable for the object's life, so OBJECT_MOVE is never
+ * needed, and there is no per-object side table — the JVM's tag map is the table. Ids are
+ * multiples of 8 counted from a base (they look like aligned pointers to agents that hash
+ * them), never reused, so an id seen after its object died is detectably stale. Class ids
+ * are the ids of their java.lang.Class objects; classes and threads also have side tables
+ * in their modules.
  *
  * Tagging an untagged object is GetTag + SetTag, which JVMTI does not make atomic; two
  * threads tagging the same object at once would both set a tag. A small lock makes the
@@ -16,17 +17,18 @@
 #include "ids.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define ID_STEP 8
 #define ID_BASE ((jlong)0x10000 * ID_STEP)
 
-static _Atomic jlong next_tag = ID_BASE;
+static _Atomic jlong next_tag = ID_BASE; /* the next serial (id bits only) */
 static pthread_mutex_t tag_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool ids_plausible(jobjectID id)
 {
     jlong t = ids_tag(id);
-    return t >= ID_BASE && (t % ID_STEP) == 0 && t < atomic_load(&next_tag);
+    return t >= ID_BASE && (t & ~TAG_ID_MASK) == 0 && t < atomic_load(&next_tag);
 }
 
 jobjectID ids_peek(jobject obj)
@@ -52,6 +54,7 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
     }
     if (tag != 0)
         return ids_from_tag(tag);
+    /* The id space is 41 bits: more than two trillion objects before it could wrap. */
     pthread_mutex_lock(&tag_lock);
     err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
     if (err == JVMTI_ERROR_NONE && tag == 0) {
@@ -64,6 +67,27 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
     if (err != JVMTI_ERROR_NONE)
         jvmti_ok_at(err, LOG_WARN, "tagging an object to give it a jobjectID");
     return ids_from_tag(tag);
+}
+
+jlong ids_new_tag(jlong size_bytes, jlong flags)
+{
+    jlong words = (size_bytes + 7) / 8;
+    if (words > TAG_SIZE_MAX_WORDS)
+        words = 0; /* too large for the tag: memory.c keeps its size aside */
+    return atomic_fetch_add(&next_tag, ID_STEP) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+}
+
+/* Heap-iteration callback: find the full tag whose id bits are *user_data. */
+static jint JNICALL find_full_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                                  void *user_data)
+{
+    (void)class_tag; (void)size; (void)length;
+    jlong *want = user_data;
+    if ((*tag_ptr & TAG_ID_MASK) == want[0]) {
+        want[1] = *tag_ptr;
+        return JVMTI_VISIT_ABORT;
+    }
+    return 0;
 }
 
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
@@ -81,7 +105,30 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
     jlong tag = ids_tag(id);
     jint n = 0;
     jobject *objs = NULL;
-    /* The tag map is the table: JVMTI finds the object with this tag (one heap walk). */
+    /* The tag map is the table. Most tags are the bare id; tags of objects whose allocation
+     * was reported also hold flags and size, so those are found by id bits first. */
+    jlong want[2] = {tag, 0};
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = find_full_tag;
+    if ((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &tag, &n, &objs, NULL) ==
+            JVMTI_ERROR_NONE && n > 0) {
+        jobject r = objs[0];
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+        return r;
+    }
+    if (objs != NULL)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    objs = NULL;
+    n = 0;
+    jvmti_ok_at((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, JVMTI_HEAP_FILTER_UNTAGGED,
+                                                    NULL, &hc, want),
+                LOG_WARN, "IterateThroughHeap to resolve a jobjectID");
+    if (want[1] == 0) {
+        *why = "its object is no longer alive";
+        return NULL;
+    }
+    tag = want[1];
     if (!jvmti_ok_at((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &tag, &n, &objs, NULL),
                      LOG_WARN, "GetObjectsWithTags to resolve a jobjectID")) {
         *why = "JVMTI lookup failed";

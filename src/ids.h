@@ -1,19 +1,34 @@
-/* ids.h — jobjectIDs as JVMTI tags (ids.c). */
+/* ids.h — jobjectIDs as JVMTI tags (ids.c).
+ *
+ * Tag layout (64 bits): bits 3..43 the object's serial — the jobjectID is exactly these
+ * bits, so it is a multiple of 8 and never changes; bit 0 "OBJECT_ALLOC was posted for
+ * it"; bits 44..63 the object's size in 8-byte words when the shim learned it at
+ * allocation (0: unknown, or too large: see memory.c), so OBJECT_FREE and the GC
+ * statistics know what died without a per-object side table.
+ */
 #ifndef JVMPISHIM_IDS_H
 #define JVMPISHIM_IDS_H
 
 #include "shim.h"
 
+#define TAG_ID_MASK ((jlong)0x00000FFFFFFFFFF8LL)
+#define TAG_ALLOCATED ((jlong)1)
+#define TAG_SIZE_SHIFT 44
+#define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
+
 /* The id of obj, tagging it if it has none yet. NULL for a NULL ref. */
 jobjectID ids_of(JNIEnv *jni, jobject obj);
 /* The id obj already has, or NULL (never tags). */
 jobjectID ids_peek(jobject obj);
+/* A fresh tag for an object just allocated (no other thread can see it yet). */
+jlong ids_new_tag(jlong size_bytes, jlong flags);
 /* A local ref for a live id, or NULL (and *why says why) for NULL, garbage and dead ids. */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 
 static inline jlong ids_tag(jobjectID id) { return (jlong)(intptr_t)id; }
-static inline jobjectID ids_from_tag(jlong tag) { return (jobjectID)(intptr_t)tag; }
+static inline jobjectID ids_from_tag(jlong tag) { return (jobjectID)(intptr_t)(tag & TAG_ID_MASK); }
+static inline jlong tag_size_bytes(jlong tag) { return (jlong)((uint64_t)tag >> TAG_SIZE_SHIFT) * 8; }
 
 #endif

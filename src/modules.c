@@ -5,6 +5,7 @@
  */
 #include "api.h"
 #include "classes.h"
+#include "memory.h"
 #include "threads.h"
 #include "worker.h"
 
@@ -21,6 +22,8 @@ void modules_init(void)
     classes_module_init();
     methods_module_init();
     monitors_module_init();
+    memory_module_init();
+    memory_onload();
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)
@@ -29,6 +32,7 @@ void modules_callbacks(jvmtiEventCallbacks *cb)
     classes_module_callbacks(cb);
     methods_module_callbacks(cb);
     monitors_module_callbacks(cb);
+    memory_module_callbacks(cb);
 }
 
 jint modules_enable_always(void)
@@ -40,6 +44,7 @@ jint modules_enable_always(void)
 void replay_startup(JNIEnv *jni)
 {
     worker_start(jni);
+    memory_replay(jni);
     classes_replay(jni);
     threads_replay(jni);
     methods_replay(jni);

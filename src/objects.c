@@ -2,15 +2,17 @@
  * control functions DisableGC / EnableGC / RunGC.
  *
  * DisableGC: HotSpot locked the collector so that raw-oop jobjectIDs could not move or die
- * while an agent used them. The shim's ids are tags, which never change, so nothing needs
- * the collector stopped: DisableGC/EnableGC only count nesting per agent (unbalanced
- * EnableGC is logged). What an agent can still rely on: an id stays the same for the
+ * while an agent used them. The shim's ids are tags, which never change, so the collector
+ * itself keeps running; DisableGC/EnableGC nest per agent (an unbalanced EnableGC is
+ * logged) and hold back the GC bracket the agent sees (GC_START, OBJECT_FREE, GC_FINISH),
+ * so between DisableGC and EnableGC no OBJECT_FREE arrives (memory.c). What an agent can still rely on: an id stays the same for the
  * object's life and is never reused; jobjectID2jobject of a live id gives a local ref that
  * keeps the object alive as long as the agent holds it.
  */
 #include "api.h"
 #include "classes.h"
 #include "ids.h"
+#include "memory.h"
 #include "threads.h"
 
 #include <stdlib.h>
@@ -20,6 +22,7 @@ static _Atomic int gc_disabled[SHIM_MAX_INSTANCES];
 void jvmpi_DisableGC(struct instance *inst)
 {
     atomic_fetch_add(&gc_disabled[inst->slot], 1);
+    gc_gate_enter(); /* no GC bracket (GC_START..GC_FINISH) until EnableGC */
 }
 
 void jvmpi_EnableGC(struct instance *inst)
@@ -27,7 +30,9 @@ void jvmpi_EnableGC(struct instance *inst)
     if (atomic_fetch_sub(&gc_disabled[inst->slot], 1) <= 0) {
         atomic_fetch_add(&gc_disabled[inst->slot], 1);
         log_info("agent %d: EnableGC without a matching DisableGC: ignored", inst->slot);
+        return;
     }
+    gc_gate_exit();
 }
 
 void jvmpi_RunGC(struct instance *inst)

@@ -1,0 +1,567 @@
+/* memory.c — OBJECT_ALLOC / OBJECT_FREE / OBJECT_MOVE, ARENA_NEW / ARENA_DELETE,
+ * GC_START / GC_FINISH, and the GC gate.
+ *
+ * OBJECT_ALLOC: JVMTI SampledObjectAlloc with a sampling interval of 0 reports every
+ * object the heap really allocates (TLAB fast paths and VM-internal allocations included;
+ * allocations C2 removed by escape analysis never exist and are not reported). A thread
+ * picks its next sample point only when it takes a sample, from the interval in force:
+ * setting 0 late leaves every thread waiting out a 512 KiB point (measured: a burst of
+ * allocations after enabling was missed). So the interval is 0 from Agent_OnLoad on, before
+ * any thread exists (it costs nothing while the event is off), and enabling forces one
+ * collection (hidden from the agent, as HotSpot hid the one it ran on enabling) that
+ * retires every TLAB, so each thread's very next allocation is seen. Each object gets its tag then: the
+ * id, the "allocation posted" flag and its size (ids.h), so nothing else is stored.
+ * Objects that existed when the agent enabled OBJECT_ALLOC in JVM_OnLoad are announced at
+ * start-up from a heap walk, as HotSpot did.
+ *
+ * OBJECT_FREE and the GC bracket: JVMTI's ObjectFree arrives on the Service Thread after the
+ * GC, in a context that may not call JNI. JVMPI promises frees between GC_START and
+ * GC_FINISH, and agents lock in GC_START and unlock in GC_FINISH. So the shim synthesizes
+ * the bracket after each real collection on its worker thread: it flushes JVMTI's pending
+ * frees (a tag-map query makes JVMTI post them), closes the GC gate, posts GC_START, the
+ * OBJECT_FREEs it holds, and GC_FINISH with the statistics of the tracked heap, and opens
+ * the gate again.
+ *
+ * The gate gives JVMPI's "GC is disabled while an event carrying ids runs" its meaning:
+ * event deliveries, DisableGC regions and JVMPI-suspended threads are regions; a bracket
+ * waits for regions to drain and holds new ones back (except on the worker itself). If the
+ * regions do not drain within GATE_WAIT_MS (an agent may hold its own lock in a region that
+ * another region waits for), the bracket opens the gate, lets them run, and tries again, so
+ * no arrangement of agent locks can deadlock on it. No shim mutex is held across any call
+ * into the agent or the VM.
+ *
+ * OBJECT_MOVE is never posted: ids are tags and never change (EnableEvent succeeds). One
+ * arena, id 1 "Java heap", is announced with ARENA_NEW before any event names it; it never
+ * goes away, so ARENA_DELETE is never posted.
+ */
+#include "api.h"
+#include "classes.h"
+#include "events.h"
+#include "ids.h"
+#include "memory.h"
+#include "worker.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uthash.h>
+
+#define ARENA_ID 1
+#define ARENA_NAME "Java heap"
+#define GATE_WAIT_MS 200
+
+/* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed. */
+static _Atomic jlong live_objects, live_bytes;
+static _Atomic uint32_t arena_announced;    /* bit per instance */
+static _Atomic bool in_hidden_gc;           /* the collection the shim runs itself */
+static _Atomic bool sampling_on;
+
+/* Sizes too large for the tag (rare), by id. */
+struct big_size {
+    jlong id;
+    jlong size;
+    UT_hash_handle hh;
+};
+static struct big_size *big_sizes;
+static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Frees waiting for the next bracket. */
+static jlong *free_ids;
+static size_t free_n, free_cap;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the GC gate ---- */
+
+static _Atomic long gate_regions;
+static _Atomic bool gate_closing;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+
+static _Thread_local int tl_region_depth;
+
+void gc_gate_enter(void)
+{
+    /* Nested regions (an event inside a handler, DisableGC around events) just count. */
+    if (tl_region_depth++ > 0)
+        return;
+    for (int round = 0;; round++) {
+        atomic_fetch_add(&gate_regions, 1);
+        if (!atomic_load(&gate_closing) || worker_is_self() || round > 0)
+            return;
+        /* A bracket is being set up: step back and wait for it, but not forever: this
+         * thread may hold an agent lock the bracket's handlers need. */
+        if (atomic_fetch_sub(&gate_regions, 1) == 1) {
+            pthread_mutex_lock(&gate_lock);
+            pthread_cond_broadcast(&gate_cond);
+            pthread_mutex_unlock(&gate_lock);
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 1;
+        pthread_mutex_lock(&gate_lock);
+        while (atomic_load(&gate_closing))
+            if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0)
+                break;
+        pthread_mutex_unlock(&gate_lock);
+    }
+}
+
+void gc_gate_exit(void)
+{
+    if (--tl_region_depth > 0)
+        return;
+    if (atomic_fetch_sub(&gate_regions, 1) == 1 && atomic_load(&gate_closing)) {
+        pthread_mutex_lock(&gate_lock);
+        pthread_cond_broadcast(&gate_cond);
+        pthread_mutex_unlock(&gate_lock);
+    }
+}
+
+bool gc_gate_active(void)
+{
+    return events_any(JVMPI_EVENT_GC_START) || events_any(JVMPI_EVENT_OBJECT_FREE);
+}
+
+/* Close the gate: wait (bounded) until no region is open. */
+static bool gate_close(void)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += GATE_WAIT_MS * 1000000L;
+    deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+    deadline.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&gate_lock);
+    atomic_store(&gate_closing, true);
+    bool ok = true;
+    while (atomic_load(&gate_regions) > 0)
+        if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0 &&
+            atomic_load(&gate_regions) > 0) {
+            ok = false;
+            break;
+        }
+    if (!ok) {
+        atomic_store(&gate_closing, false);
+        pthread_cond_broadcast(&gate_cond);
+    }
+    pthread_mutex_unlock(&gate_lock);
+    return ok;
+}
+
+static void gate_open(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    atomic_store(&gate_closing, false);
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* ---- arenas ---- */
+
+static void announce_arena(JNIEnv *jni)
+{
+    uint32_t all = (1u << g_shim.ninst) - 1;
+    if ((atomic_load(&arena_announced) & all) == all)
+        return;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        uint32_t bit = 1u << i;
+        if (atomic_fetch_or(&arena_announced, bit) & bit)
+            continue;
+        JVMPI_Event ev;
+        event_init(&ev, JVMPI_EVENT_ARENA_NEW, jni);
+        ev.u.new_arena.arena_id = ARENA_ID;
+        ev.u.new_arena.arena_name = ARENA_NAME;
+        if (!event_post(inst, &ev))
+            atomic_fetch_and(&arena_announced, ~bit); /* not enabled yet: tell it later */
+    }
+}
+
+/* ---- OBJECT_ALLOC ---- */
+
+static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject obj,
+                       jclass cls, jlong size, jobjectID id)
+{
+    jint is_array = JVMPI_NORMAL_OBJECT;
+    jobjectID class_id = NULL;
+    if (cls != NULL)
+        classes_alloc_info(jni, cls, &is_array, &class_id);
+    (void)obj;
+    announce_arena(jni);
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_OBJECT_ALLOC | flags, jni);
+    ev.u.obj_alloc.arena_id = ARENA_ID;
+    ev.u.obj_alloc.class_id = class_id;
+    ev.u.obj_alloc.is_array = is_array;
+    ev.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
+    ev.u.obj_alloc.obj_id = id;
+    if (only != NULL)
+        event_post(only, &ev);
+    else
+        event_post_all(&ev);
+}
+
+static void track(jlong tag, jlong size)
+{
+    atomic_fetch_add(&live_objects, 1);
+    atomic_fetch_add(&live_bytes, size);
+    if (tag_size_bytes(tag) == 0 && size > 0) {
+        struct big_size *b = malloc(sizeof *b);
+        if (b != NULL) {
+            b->id = tag & TAG_ID_MASK;
+            b->size = size;
+            pthread_mutex_lock(&big_lock);
+            HASH_ADD(hh, big_sizes, id, sizeof b->id, b);
+            pthread_mutex_unlock(&big_lock);
+        }
+    }
+}
+
+static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                     jobject obj, jclass cls, jlong size)
+{
+    (void)thread;
+    if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
+        return;
+    /* A new object: no other thread can have tagged it, so no lock is needed. */
+    jlong tag = 0;
+    (*jvmti)->GetTag(jvmti, obj, &tag);
+    if (tag == 0) {
+        tag = ids_new_tag(size, TAG_ALLOCATED);
+        if ((*jvmti)->SetTag(jvmti, obj, tag) != JVMTI_ERROR_NONE)
+            return;
+    } else if (!(tag & TAG_ALLOCATED)) {
+        (*jvmti)->SetTag(jvmti, obj, tag | TAG_ALLOCATED);
+    }
+    track(tag, size);
+    post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
+}
+
+/* Start-up: objects that already exist, from one heap walk. */
+struct sweep {
+    jlong *tags;        /* (tag, class tag, size) triples */
+    size_t n, cap;
+};
+
+static jint JNICALL sweep_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                             void *user_data)
+{
+    (void)length;
+    struct sweep *s = user_data;
+    if (*tag_ptr == 0)
+        *tag_ptr = ids_new_tag(size, TAG_ALLOCATED);
+    else
+        *tag_ptr |= TAG_ALLOCATED;
+    if (s->n + 3 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 3 * 65536;
+        jlong *t = realloc(s->tags, cap * sizeof *t);
+        if (t == NULL)
+            return JVMTI_VISIT_ABORT;
+        s->tags = t;
+        s->cap = cap;
+    }
+    s->tags[s->n++] = *tag_ptr;
+    s->tags[s->n++] = class_tag;
+    s->tags[s->n++] = size;
+    return 0;
+}
+
+static void tag_loaded_classes(JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses for the start-up OBJECT_ALLOC sweep"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        ids_of(jni, cs[i]);
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+}
+
+void memory_replay(JNIEnv *jni)
+{
+    if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
+        return;
+    /* Classes first get ids, so every object's class tag names a class. */
+    tag_loaded_classes(jni);
+    struct sweep s = {0};
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = sweep_cb;
+    if (!jvmti_ok((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, &s),
+                  "IterateThroughHeap for the start-up OBJECT_ALLOC sweep")) {
+        free(s.tags);
+        return;
+    }
+    for (size_t i = 0; i + 2 < s.n; i += 3) {
+        track(s.tags[i], s.tags[i + 2]);
+        jobjectID cid = ids_from_tag(s.tags[i + 1]);
+        (*jni)->PushLocalFrame(jni, 8);
+        jclass cls = s.tags[i + 1] ? classes_local_ref(jni, cid) : NULL;
+        post_alloc(jni, NULL, 0, NULL, cls, s.tags[i + 2], ids_from_tag(s.tags[i]));
+        (*jni)->PopLocalFrame(jni, NULL);
+    }
+    log_debug("start-up replay: %zu objects", s.n / 3);
+    free(s.tags);
+}
+
+static jint request_object_alloc(struct instance *inst, void *arg)
+{
+    JNIEnv *jni = shim_current_jni();
+    jobjectID id = arg;
+    if (jni == NULL) {
+        log_warn("agent %d: RequestEvent(OBJECT_ALLOC) from a thread the JVM does not know: "
+                 "JVMPI_FAIL", inst->slot);
+        return JVMPI_FAIL;
+    }
+    const char *why = NULL;
+    (*jni)->PushLocalFrame(jni, 8);
+    jobject o = ids_resolve(jni, id, &why);
+    jint rc = JVMPI_FAIL;
+    if (o == NULL) {
+        log_warn("agent %d: RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL", inst->slot,
+                 (void *)id, why);
+    } else {
+        jlong size = 0;
+        (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);
+        jclass cls = (*jni)->GetObjectClass(jni, o);
+        post_alloc(jni, inst, JVMPI_REQUESTED_EVENT, o, cls, size, id);
+        rc = JVMPI_SUCCESS;
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
+
+/* ---- frees and the bracket ---- */
+
+void memory_on_free(jlong tag)
+{
+    if (classes_on_free(tag))
+        return;
+    if (!(tag & TAG_ALLOCATED))
+        return; /* never announced as allocated: the agent does not know it */
+    jlong size = tag_size_bytes(tag);
+    jlong id = tag & TAG_ID_MASK;
+    if (size == 0) {
+        struct big_size *b;
+        pthread_mutex_lock(&big_lock);
+        HASH_FIND(hh, big_sizes, &id, sizeof id, b);
+        if (b != NULL)
+            HASH_DEL(big_sizes, b);
+        pthread_mutex_unlock(&big_lock);
+        if (b != NULL) {
+            size = b->size;
+            free(b);
+        }
+    }
+    atomic_fetch_sub(&live_objects, 1);
+    atomic_fetch_sub(&live_bytes, size);
+    if (!events_any(JVMPI_EVENT_OBJECT_FREE))
+        return;
+    pthread_mutex_lock(&free_lock);
+    if (free_n == free_cap) {
+        size_t cap = free_cap ? free_cap * 2 : 4096;
+        jlong *p = realloc(free_ids, cap * sizeof *p);
+        if (p == NULL) {
+            pthread_mutex_unlock(&free_lock);
+            log_error("out of memory queueing OBJECT_FREE: a free is lost");
+            return;
+        }
+        free_ids = p;
+        free_cap = cap;
+    }
+    free_ids[free_n++] = id;
+    pthread_mutex_unlock(&free_lock);
+}
+
+static void JNICALL cb_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    memory_on_free(tag);
+}
+
+static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
+                               const jvmtiHeapReferenceInfo *info, jlong class_tag,
+                               jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+                               jlong *referrer_tag_ptr, jint length, void *user_data)
+{
+    (void)kind; (void)info; (void)class_tag; (void)referrer_class_tag; (void)size;
+    (void)tag_ptr; (void)referrer_tag_ptr; (void)length; (void)user_data;
+    return JVMTI_VISIT_ABORT;
+}
+
+/* Make JVMTI post the ObjectFree events it still holds for the last collection, on this
+ * thread, now (measured: otherwise the Service Thread posts them up to seconds later).
+ * JDK 25 flushes them in tag-map queries; JDK 17 in heap walks, which purge dead tags
+ * first (aborting at the first reference keeps that cheap). Both are done. */
+static void flush_frees(void)
+{
+    jlong none = -8; /* a tag no object has */
+    jint n = 0;
+    jobject *objs = NULL;
+    if ((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &none, &n, &objs, NULL) ==
+            JVMTI_ERROR_NONE && objs != NULL)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_reference_callback = abort_walk;
+    jvmti_ok_at((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, NULL, &hc, NULL),
+                LOG_INFO, "FollowReferences to collect pending ObjectFree events");
+}
+
+static jlong heap_capacity(JNIEnv *jni)
+{
+    jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
+    jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+    jmethodID total = rt ? (*jni)->GetMethodID(jni, rt, "totalMemory", "()J") : NULL;
+    jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+    jlong v = (r && total) ? (*jni)->CallLongMethod(jni, r, total) : 0;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    return v;
+}
+
+static size_t frees_queued(void)
+{
+    pthread_mutex_lock(&free_lock);
+    size_t n = free_n;
+    pthread_mutex_unlock(&free_lock);
+    return n;
+}
+
+static void gc_bracket(JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    /* JDK 25 may still be posting the last collection's frees from the Service Thread:
+     * wait until a flush brings no more (bounded: 20 rounds of 10 ms). */
+    flush_frees();
+    for (int i = 0; i < 20; i++) {
+        size_t before = frees_queued();
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        flush_frees();
+        if (frees_queued() == before)
+            break;
+    }
+    for (int tries = 0; !gate_close(); tries++) {
+        if (tries == 10) {
+            log_warn("GC bracket: event handlers or DisableGC regions did not drain for %d ms; "
+                     "posting GC_START/GC_FINISH while they run", 10 * GATE_WAIT_MS);
+            break;
+        }
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    jlong *ids;
+    size_t n;
+    pthread_mutex_lock(&free_lock);
+    ids = free_ids;
+    n = free_n;
+    free_ids = NULL;
+    free_n = free_cap = 0;
+    pthread_mutex_unlock(&free_lock);
+
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_GC_START, jni);
+    event_post_all(&ev);
+    for (size_t i = 0; i < n; i++) {
+        event_init(&ev, JVMPI_EVENT_OBJECT_FREE, jni);
+        ev.u.obj_free.obj_id = ids_from_tag(ids[i]);
+        event_post_all(&ev);
+    }
+    free(ids);
+    event_init(&ev, JVMPI_EVENT_GC_FINISH, jni);
+    ev.u.gc_info.used_objects = atomic_load(&live_objects);
+    ev.u.gc_info.used_object_space = atomic_load(&live_bytes);
+    ev.u.gc_info.total_object_space = heap_capacity(jni);
+    event_post_all(&ev);
+    gate_open();
+}
+
+static void JNICALL cb_gc_start(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+}
+
+static void JNICALL cb_gc_finish(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    /* In the GC: no JNI, no JVMTI. Only note it; the worker does the rest. */
+    if (atomic_load(&in_hidden_gc))
+        return;
+    if (gc_gate_active())
+        worker_submit(gc_bracket, NULL);
+}
+
+/* Enabling OBJECT_ALLOC: interval 0, and a collection to retire every TLAB so that each
+ * thread's next allocation is sampled (JDK 17 keeps old sample points until then). */
+static void alloc_changed(int t, bool any)
+{
+    (void)t;
+    if (any == atomic_load(&sampling_on))
+        return;
+    atomic_store(&sampling_on, any);
+    if (any && atomic_load(&g_shim.phase) >= PHASE_STARTING) {
+        /* The JVMTI event must be on before the collection retires the TLABs. */
+        (*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                  JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+        atomic_store(&in_hidden_gc, true); /* ForceGarbageCollection is synchronous */
+        jvmti_ok_at((*g_shim.jvmti)->ForceGarbageCollection(g_shim.jvmti), LOG_WARN,
+                    "ForceGarbageCollection to retire TLABs for OBJECT_ALLOC");
+        atomic_store(&in_hidden_gc, false);
+    }
+}
+
+void memory_onload(void)
+{
+    if (g_shim.caps.can_generate_sampled_object_alloc_events)
+        jvmti_ok_at((*g_shim.jvmti)->SetHeapSamplingInterval(g_shim.jvmti, 0), LOG_WARN,
+                    "SetHeapSamplingInterval(0) in Agent_OnLoad");
+}
+
+void memory_module_init(void)
+{
+    struct event_row alloc = {.kind = EVK_ON,
+                              .jvmti = {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC},
+                              .on_change = alloc_changed,
+                              .request = request_object_alloc};
+    if (!g_shim.caps.can_generate_sampled_object_alloc_events) {
+        alloc.kind = EVK_UNAVAILABLE;
+        alloc.why = "because another agent holds the sampled-allocation capability (only one "
+                    "JVMTI environment may have it)";
+    }
+    events_register(JVMPI_EVENT_OBJECT_ALLOC, &alloc);
+    struct event_row freer = {.kind = EVK_ON,
+                              .jvmti = {JVMTI_EVENT_OBJECT_FREE,
+                                        JVMTI_EVENT_GARBAGE_COLLECTION_FINISH}};
+    if (!g_shim.caps.can_generate_object_free_events) {
+        freer.kind = EVK_UNAVAILABLE;
+        freer.why = "because the JVM refused the object-free capability";
+    }
+    events_register(JVMPI_EVENT_OBJECT_FREE, &freer);
+    struct event_row gc = {.kind = EVK_ON,
+                           .jvmti = {JVMTI_EVENT_GARBAGE_COLLECTION_START,
+                                     JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+                                     JVMTI_EVENT_OBJECT_FREE}};
+    if (!g_shim.caps.can_generate_garbage_collection_events) {
+        gc.kind = EVK_UNAVAILABLE;
+        gc.why = "because the JVM refused the garbage-collection capability";
+    }
+    events_register(JVMPI_EVENT_GC_START, &gc);
+    events_register(JVMPI_EVENT_GC_FINISH, &gc);
+    /* Ids never move and the one arena never goes away: these succeed and never come. */
+    struct event_row never = {.kind = EVK_ON};
+    events_register(JVMPI_EVENT_OBJECT_MOVE, &never);
+    events_register(JVMPI_EVENT_ARENA_DELETE, &never);
+    struct event_row arena = {.kind = EVK_ON};
+    events_register(JVMPI_EVENT_ARENA_NEW, &arena);
+}
+
+void memory_module_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->SampledObjectAlloc = cb_sampled_alloc;
+    cb->ObjectFree = cb_object_free;
+    cb->GarbageCollectionStart = cb_gc_start;
+    cb->GarbageCollectionFinish = cb_gc_finish;
+}

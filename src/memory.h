@@ -1,0 +1,17 @@
+/* memory.h — allocation, free and GC events; the GC gate (memory.c). */
+#ifndef JVMPISHIM_MEMORY_H
+#define JVMPISHIM_MEMORY_H
+
+#include "shim.h"
+
+/* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
+void gc_gate_enter(void);
+void gc_gate_exit(void);
+bool gc_gate_active(void);          /* any GC bracket possible at all? */
+void memory_on_free(jlong tag);     /* from ObjectFree */
+void memory_replay(JNIEnv *jni);
+void memory_module_init(void);
+void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
+void memory_module_callbacks(jvmtiEventCallbacks *cb);
+
+#endif
