@@ -13,6 +13,7 @@ void methods_module_init(void);
 void methods_module_callbacks(jvmtiEventCallbacks *cb);
 void methods_replay(JNIEnv *jni);
 void monitors_module_init(void);
+void jniref_module_init(void);
 void monitors_module_callbacks(jvmtiEventCallbacks *cb);
 
 /* Runs after the capabilities were obtained: rows can say what this JVM cannot give. */
@@ -24,6 +25,7 @@ void modules_init(void)
     monitors_module_init();
     memory_module_init();
     memory_onload();
+    jniref_module_init();
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)
