@@ -103,9 +103,23 @@ bool events_any(int t)
     return false;
 }
 
+static jvmtiEvent always_on[8];
+static int n_always;
+
+void events_need_always(jvmtiEvent e)
+{
+    if (n_always < (int)(sizeof always_on / sizeof always_on[0]))
+        always_on[n_always++] = e;
+    jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE, e, NULL),
+             "enabling a JVMTI event the shim always needs");
+}
+
 /* Does any instance want a JVMPI event that needs JVMTI event e (or is e always on)? */
 static bool jvmti_event_wanted(jvmtiEvent e)
 {
+    for (int i = 0; i < n_always; i++)
+        if (always_on[i] == e)
+            return true;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
         const struct event_row *r = &event_table[t];
         for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++)

@@ -27,6 +27,8 @@ void events_init(void);
 /* A module takes over row t (kind, JVMTI needs, hooks). Call before VMInit. */
 void events_register(int t, const struct event_row *row);
 void events_set_unavailable(int t, const char *why);
+/* A JVMTI event the shim needs on whatever the agents enabled. Call before VMInit. */
+void events_need_always(jvmtiEvent e);
 const struct event_row *events_row(int t);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "api.h"
 #include "classes.h"
+#include "events.h"
 #include "memory.h"
 #include "threads.h"
 #include "worker.h"
@@ -14,6 +15,7 @@ void methods_module_callbacks(jvmtiEventCallbacks *cb);
 void methods_replay(JNIEnv *jni);
 void monitors_module_init(void);
 void jniref_module_init(void);
+jint monitordump_request(struct instance *inst, void *arg);
 void monitors_module_callbacks(jvmtiEventCallbacks *cb);
 
 /* Runs after the capabilities were obtained: rows can say what this JVM cannot give. */
@@ -26,6 +28,8 @@ void modules_init(void)
     memory_module_init();
     memory_onload();
     jniref_module_init();
+    struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
+    events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)

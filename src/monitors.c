@@ -76,11 +76,27 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
 }
 
+/* Remember what the calling thread waits on, for MONITOR_DUMP. */
+static void set_wait_obj(JNIEnv *jni, jobject o)
+{
+    struct thread_rec *r = threads_self();
+    if (r == NULL)
+        return;
+    jobject g = o ? (*jni)->NewGlobalRef(jni, o) : NULL;
+    pthread_mutex_lock(&r->wait_lock);
+    jobject old = r->wait_obj;
+    r->wait_obj = g;
+    pthread_mutex_unlock(&r->wait_lock);
+    if (old)
+        (*jni)->DeleteGlobalRef(jni, old);
+}
+
 static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
                                     jlong timeout)
 {
     (void)jvmti; (void)t;
     clock_gettime(CLOCK_MONOTONIC, &tl_wait_start);
+    set_wait_obj(jni, o);
     if (!events_any(JVMPI_EVENT_MONITOR_WAIT))
         return;
     JVMPI_Event ev;
@@ -94,6 +110,7 @@ static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, j
                                       jboolean timed_out)
 {
     (void)jvmti; (void)t; (void)timed_out;
+    set_wait_obj(jni, NULL);
     if (!events_any(JVMPI_EVENT_MONITOR_WAITED))
         return;
     struct timespec now;
@@ -130,6 +147,11 @@ void monitors_module_init(void)
             rows[i]->why = "because the JVM refused the monitor-events capability";
         }
         events_register(nums[i], rows[i]);
+    }
+    if (ok) {
+        /* MONITOR_DUMP needs to know which object each waiting thread waits on. */
+        events_need_always(JVMTI_EVENT_MONITOR_WAIT);
+        events_need_always(JVMTI_EVENT_MONITOR_WAITED);
     }
 }
 

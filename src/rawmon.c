@@ -110,6 +110,15 @@ JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
     return (JVMPI_RawMonitor)m;
 }
 
+static void unlink_waiter(struct rawmon_waiter **list, struct rawmon_waiter *w)
+{
+    for (; *list != NULL; list = &(*list)->next)
+        if (*list == w) {
+            *list = w->next;
+            return;
+        }
+}
+
 /* Take ownership (count 1) once nobody owns it; caller holds m->mu. */
 static void lock_owned(struct rawmon *m)
 {
@@ -142,6 +151,8 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
     }
     /* Contended: say so before blocking, with no lock held. */
     m->contenders++;
+    struct rawmon_waiter me = {shim_current_jni(), m->entering};
+    m->entering = &me;
     pthread_mutex_unlock(&m->mu);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m);
     struct thread_rec *self = threads_self();
@@ -153,6 +164,7 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
         atomic_store(&self->raw_state, 0);
     m->count = 1;
     m->contenders--;
+    unlink_waiter(&m->entering, &me);
     pthread_mutex_unlock(&m->mu);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, m);
     release(m);
@@ -212,6 +224,8 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     JNIEnv *saved_env = m->owner_env;
     bool contended = unlock_owned(m);
     m->waiters++;
+    struct rawmon_waiter me = {shim_current_jni(), m->waiting};
+    m->waiting = &me;
     uint64_t gen = m->notify_gen;
     struct timespec deadline;
     if (ms > 0) {
@@ -236,9 +250,13 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
         }
     }
     m->waiters--;
+    unlink_waiter(&m->waiting, &me);
     m->reentering++;
+    me.next = m->entering;
+    m->entering = &me;
     lock_owned(m);
     m->reentering--;
+    unlink_waiter(&m->entering, &me);
     if (self)
         atomic_store(&self->raw_state, 0);
     m->count = saved;
@@ -294,6 +312,20 @@ void jvmpi_RawMonitorDestroy(struct instance *inst, JVMPI_RawMonitor id)
     release(m);
 }
 
+static JNIEnv **copy_envs(const struct rawmon_waiter *w, int *n)
+{
+    int k = 0;
+    for (const struct rawmon_waiter *x = w; x != NULL; x = x->next)
+        k++;
+    JNIEnv **v = calloc(k ? (size_t)k : 1, sizeof *v);
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    for (const struct rawmon_waiter *x = w; x != NULL; x = x->next)
+        v[(*n)++] = x->env;
+    return v;
+}
+
 size_t rawmon_snapshot(struct rawmon_info **out)
 {
     pthread_mutex_lock(&registry_lock);
@@ -303,19 +335,30 @@ size_t rawmon_snapshot(struct rawmon_info **out)
     if (v != NULL) {
         HASH_ITER(hh, registry, m, tmp) {
             pthread_mutex_lock(&m->mu);
-            v[i].id = (JVMPI_RawMonitor)m;
-            v[i].name = m->name;
-            v[i].serial = m->serial;
-            v[i].owned = m->owned;
-            v[i].owner_env = m->owner_env;
-            v[i].count = m->count;
-            v[i].contenders = m->contenders + m->reentering;
-            v[i].waiters = m->waiters;
+            if (m->owned || m->entering != NULL || m->waiting != NULL) {
+                v[i].id = (JVMPI_RawMonitor)m;
+                v[i].name = m->name;
+                v[i].owner_env = m->owned ? m->owner_env : NULL;
+                v[i].enter_envs = copy_envs(m->entering, &v[i].n_enter);
+                v[i].wait_envs = copy_envs(m->waiting, &v[i].n_wait);
+                v[i].mon = m;
+                m->refs++; /* keeps name valid after a concurrent destroy */
+                i++;
+            }
             pthread_mutex_unlock(&m->mu);
-            i++;
         }
     }
     pthread_mutex_unlock(&registry_lock);
     *out = v;
     return v ? i : 0;
+}
+
+void rawmon_snapshot_free(struct rawmon_info *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].enter_envs);
+        free(v[i].wait_envs);
+        release(v[i].mon);
+    }
+    free(v);
 }

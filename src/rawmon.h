@@ -5,6 +5,12 @@
 #include "shim.h"
 #include <uthash.h>
 
+/* A thread blocked on a raw monitor, linked from its stack frame into the monitor. */
+struct rawmon_waiter {
+    JNIEnv *env;
+    struct rawmon_waiter *next;
+};
+
 struct rawmon {
     uint32_t magic;
     void *key;                  /* == the struct's address: the JVMPI_RawMonitor */
@@ -22,20 +28,25 @@ struct rawmon {
     int reentering;             /* waiters woken, re-acquiring */
     int waiters;                /* threads in RawMonitorWait */
     uint64_t notify_gen;
+    struct rawmon_waiter *entering;   /* contenders and woken waiters, for MONITOR_DUMP */
+    struct rawmon_waiter *waiting;    /* threads in RawMonitorWait */
     int refs;                   /* calls in progress on it (registry lock) */
     bool destroyed;
     UT_hash_handle hh;
 };
 
-/* A consistent copy of every live raw monitor, for MONITOR_DUMP. The caller frees *out. */
+/* A consistent copy of every raw monitor in use (owned, or with threads waiting), for
+ * MONITOR_DUMP. name points at the monitor's own copy: valid while the caller holds the
+ * snapshot (rawmon_snapshot_free releases it). */
 struct rawmon_info {
     JVMPI_RawMonitor id;
     const char *name;
-    uint64_t serial;
-    bool owned;
     JNIEnv *owner_env;
-    int count, contenders, waiters;
+    int n_enter, n_wait;
+    JNIEnv **enter_envs, **wait_envs;
+    struct rawmon *mon;     /* held (refcount) until rawmon_snapshot_free */
 };
 size_t rawmon_snapshot(struct rawmon_info **out);
+void rawmon_snapshot_free(struct rawmon_info *v, size_t n);
 
 #endif

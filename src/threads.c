@@ -38,8 +38,13 @@ static _Atomic bool offset_ok;
 
 static void rec_free(JNIEnv *jni, struct thread_rec *r)
 {
-    if (r->ref != NULL && jni != NULL)
-        (*jni)->DeleteGlobalRef(jni, r->ref);
+    if (jni != NULL) {
+        if (r->ref != NULL)
+            (*jni)->DeleteGlobalRef(jni, r->ref);
+        if (r->wait_obj != NULL)
+            (*jni)->DeleteGlobalRef(jni, r->wait_obj);
+    }
+    pthread_mutex_destroy(&r->wait_lock);
     free(r);
 }
 
@@ -85,6 +90,7 @@ static struct thread_rec *rec_insert(JNIEnv *jni, JNIEnv *env, jthread t, bool *
     if (n == NULL)
         return NULL;
     n->env = env;
+    pthread_mutex_init(&n->wait_lock, NULL);
     n->ref = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
     atomic_store(&n->refs, 2); /* the registry's and the caller's */
     pthread_mutex_lock(&reg_lock);

@@ -19,6 +19,10 @@ struct thread_rec {
     jlong cpu_at_suspend;               /* thread CPU time at the last JVMPI suspension */
     bool has_run;                       /* CPU consumed between the last two suspensions */
     _Atomic int raw_state;              /* blocked in a shim raw monitor: JVMPI status */
+    /* The object this thread waits on in Object.wait (JVMTI gives no other way on every
+     * JDK: GetCurrentContendedMonitor of a waiting thread is NULL on JDK 25). */
+    pthread_mutex_t wait_lock;
+    jobject wait_obj;                   /* global ref while waiting, else NULL */
     bool ended;
     UT_hash_handle hh;
 };

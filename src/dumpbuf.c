@@ -1,0 +1,110 @@
+/* dumpbuf.c — a growable byte buffer for JVMPI dump records.
+ *
+ * Capacity doubles, so building a dump of n bytes costs O(n) copies in all (no quadratic
+ * growth on big heaps). Encoding follows HotSpot's dumps (reference-behavior.md §4.1):
+ * numbers and primitive values big-endian, ids and pointers native. An allocation failure
+ * sets oom and drops further writes; the caller reports it instead of a truncated dump.
+ */
+#include "dumpbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void db_init(struct dumpbuf *b, size_t initial)
+{
+    b->len = 0;
+    b->oom = false;
+    b->cap = initial ? initial : 4096;
+    b->p = malloc(b->cap);
+    if (b->p == NULL) {
+        b->cap = 0;
+        b->oom = true;
+    }
+}
+
+void db_free(struct dumpbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static bool grow(struct dumpbuf *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (b->len + n <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    unsigned char *p = realloc(b->p, cap);
+    if (p == NULL) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void db_bytes(struct dumpbuf *b, const void *src, size_t n)
+{
+    if (!grow(b, n))
+        return;
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+
+void db_u1(struct dumpbuf *b, uint8_t v)
+{
+    db_bytes(b, &v, 1);
+}
+
+void db_u2(struct dumpbuf *b, uint16_t v)
+{
+    unsigned char x[2] = {(unsigned char)(v >> 8), (unsigned char)v};
+    db_bytes(b, x, 2);
+}
+
+void db_u4(struct dumpbuf *b, uint32_t v)
+{
+    unsigned char x[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 8), (unsigned char)v};
+    db_bytes(b, x, 4);
+}
+
+void db_u8(struct dumpbuf *b, uint64_t v)
+{
+    db_u4(b, (uint32_t)(v >> 32));
+    db_u4(b, (uint32_t)v);
+}
+
+void db_ptr(struct dumpbuf *b, const void *v)
+{
+    db_bytes(b, &v, sizeof v);
+}
+
+size_t db_reserve(struct dumpbuf *b, size_t n)
+{
+    size_t off = b->len;
+    if (grow(b, n)) {
+        memset(b->p + b->len, 0, n);
+        b->len += n;
+    }
+    return off;
+}
+
+void db_put_u4_at(struct dumpbuf *b, size_t off, uint32_t v)
+{
+    if (b->oom || off + 4 > b->len)
+        return;
+    b->p[off] = (unsigned char)(v >> 24);
+    b->p[off + 1] = (unsigned char)(v >> 16);
+    b->p[off + 2] = (unsigned char)(v >> 8);
+    b->p[off + 3] = (unsigned char)v;
+}
