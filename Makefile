@@ -38,13 +38,13 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := src/options.c src/log.c
+UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
 
 .PHONY: all check unit unit-san it demo install clean bench
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES)
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
@@ -99,3 +99,7 @@ install: $(B)/libjvmpishim.so
 
 clean:
 	rm -rf $(B)
+
+# Dump decoder for tests and people (shares the shim's decoder).
+$(B)/jvmpidump: tests/tools/jvmpidump.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Isrc $(JNI_INC) -o $@ tests/tools/jvmpidump.c src/dumpcheck.c

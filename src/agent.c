@@ -295,6 +295,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     if (g_shim.ninst == 0 && shim_init_once(vm) != JNI_OK)
         return JNI_ERR;
 
+    if (opts.check_dumps)
+        g_shim.check_dumps = true;
     struct instance *inst = &g_shim.inst[g_shim.ninst];
     inst->slot = g_shim.ninst;
     inst->opts = opts;

@@ -6,6 +6,7 @@
 #include "api.h"
 #include "classes.h"
 #include "events.h"
+#include "heapdump.h"
 #include "memory.h"
 #include "threads.h"
 #include "worker.h"
@@ -30,6 +31,10 @@ void modules_init(void)
     jniref_module_init();
     struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
     events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
+    struct event_row hdump = {.kind = EVK_REQUEST_ONLY, .request = heapdump_request};
+    events_register(JVMPI_EVENT_HEAP_DUMP, &hdump);
+    struct event_row odump = {.kind = EVK_REQUEST_ONLY, .request = objectdump_request};
+    events_register(JVMPI_EVENT_OBJECT_DUMP, &odump);
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)

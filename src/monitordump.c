@@ -25,6 +25,7 @@
 #include "calltrace.h"
 #include "classes.h"
 #include "dumpbuf.h"
+#include "dumpcheck.h"
 #include "events.h"
 #include "ids.h"
 #include "rawmon.h"
@@ -191,6 +192,13 @@ jint monitordump_request(struct instance *inst, void *arg)
         log_error("agent %d: RequestEvent(MONITOR_DUMP): out of memory building the dump: "
                   "JVMPI_FAIL", inst->slot);
     } else {
+        if (g_shim.check_dumps) {
+            size_t bad = 0;
+            char msg[256];
+            if (dump_walk_monitor(b.p, b.len, NULL, NULL, &bad, msg, sizeof msg) != 0)
+                log_error("checkdumps: MONITOR_DUMP is malformed at offset %zu of %zu: %s", bad,
+                          b.len, msg);
+        }
         JVMPI_Event ev;
         event_init(&ev, JVMPI_EVENT_MONITOR_DUMP | JVMPI_REQUESTED_EVENT, jni);
         ev.u.monitor_dump.begin = (char *)b.p;

@@ -29,6 +29,8 @@ static const char help_text[] =
     "  help                  print this text and exit\n"
     "  log=LEVEL             quiet | error | warn (default) | info | debug\n"
     "  logfile=PATH          append the shim's messages to PATH instead of stderr\n"
+    "  checkdumps            decode every heap, object and monitor dump before the agent\n"
+    "                        gets it and log the first malformed offset, if any\n"
     "\n"
     "example: java -agentpath:$PWD/build/libjvmpishim.so=log=info,legacy=/opt/old/libprof.so:heap=sites,file=x.txt App\n";
 
@@ -107,6 +109,8 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
             FAIL("empty option in '%s' (stray ',')", text);
         else if (klen == 4 && memcmp(p, "help", 4) == 0 && v == NULL)
             o->help = true;
+        else if (klen == 10 && memcmp(p, "checkdumps", 10) == 0 && v == NULL)
+            o->check_dumps = true;
         else if (klen == 3 && memcmp(p, "log", 3) == 0) {
             int lv = v ? parse_level(v, vlen) : -1;
             if (lv < 0)

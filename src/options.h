@@ -10,6 +10,7 @@ struct shim_options {
     bool log_level_set;
     int log_level;          /* enum log_level; LOG_WARN unless log= says otherwise */
     char *log_file;         /* logfile=PATH, NULL = stderr */
+    bool check_dumps;       /* checkdumps: validate every dump before the agent sees it */
     char *legacy;           /* legacy=PATH or bare NAME (found as libNAME.so) */
     char *agent_options;    /* text after the first ':' of legacy=, verbatim; NULL if no ':' */
 };

@@ -88,6 +88,7 @@ struct shim {
     pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
     pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
+    bool check_dumps;                   /* checkdumps option: validate every dump built */
 };
 
 extern struct shim g_shim;

@@ -1,0 +1,928 @@
+/* heapdump.c — RequestEvent(HEAP_DUMP) at levels 0, 1, 2 and RequestEvent(OBJECT_DUMP).
+ *
+ * The dump is built from one JVMTI FollowReferences walk over the reachable heap while the
+ * other threads are suspended (HotSpot built it at a safepoint), in the JVMPI format of
+ * spec §4.2 / reference-behavior.md §4: records of a u1 type and data, ids and JNIEnv*
+ * native, numbers and primitive values big-endian. Every id is the object's tag, the same
+ * id OBJECT_ALLOC, CLASS_LOAD, monitor events and ENTRY2 carry.
+ *
+ * JVMTI reports all roots before it visits any object, and every visited object first
+ * as the referrer of its CLASS reference, then its fields, array elements or statics, so a
+ * record is written as soon as the walk moves on to the next referrer (streaming; no
+ * per-object storage). Field references and primitive fields come with JVMTI's field index
+ * (interface fields of the whole hierarchy first, then each class's fields from
+ * java.lang.Object down, in GetClassFields order); a per-class layout maps them to
+ * JVMPI's order: the class's own fields in reverse declaration order, then its
+ * superclass's, and so on — the order CLASS_LOAD lists them in.
+ *
+ * Roots, in HotSpot's order: per thread JAVA_FRAME and JNI_LOCAL (obj, JNIEnv*, u4 frame
+ * number counted N..1 from the top frame, as HotSpot did), then JNI_GLOBAL (obj, handle:
+ * JVMTI does not tell the handle, so it is NULL), STICKY_CLASS for system classes,
+ * MONITOR_USED, THREAD_OBJ (obj, JNIEnv*: JVMTI reports thread objects as roots; HotSpot
+ * never emitted this record and its layout is the shim's), UNKNOWN for other roots.
+ * Class dumps: super, loader, signers and protection domain from the walk, class name NULL
+ * (as HotSpot), reserved NULL, instance size as the heap reports instances (else the sum of
+ * its fields after a 12-byte header, 8-aligned), interfaces, resolved constant-pool object
+ * constants (u2 index, JVMPI_CLASS, id), statics in CLASS_LOAD's order. Level 1 omits
+ * primitive field, static and array element values, as the spec says. Array-class mirrors
+ * appear only at level 0, as in HotSpot.
+ */
+#include "api.h"
+#include "calltrace.h"
+#include "classes.h"
+#include "dumpbuf.h"
+#include "dumpcheck.h"
+#include "events.h"
+#include "heapdump.h"
+#include "ids.h"
+#include "threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uthash.h>
+
+#define TRACE_DEPTH 1024
+
+/* Field layout of a class, in JVMTI index space and JVMPI order. */
+struct hfield {
+    jint index;     /* JVMTI field index (for instances of THIS class) */
+    char type;      /* signature char: 'L' for references ('[' folded into 'L') */
+};
+
+struct hclass {
+    jlong id;                   /* key: class id */
+    jclass ref;                 /* global ref during the dump */
+    enum { HC_INSTANCE, HC_OBJ_ARRAY, HC_PRIM_ARRAY, HC_OTHER } kind;
+    char elem_type;             /* primitive arrays */
+    jlong elem_id;              /* object arrays: element class id */
+    jint nslots;                /* size of JVMTI index space for instances */
+    jint n_inst;                /* instance fields, JVMPI order (own reversed, then super's) */
+    struct hfield *inst;
+    jint n_stat;                /* own statics, reverse declaration order */
+    struct hfield *stat;
+    char *stat_types;           /* signature chars of stat[], for the dump checker */
+    jint num_interfaces;
+    jlong instance_size;        /* from the heap if seen, else computed */
+    jlong super_id;             /* JVMTI's walk does not report java.lang.Object as a super */
+    bool is_class_class;        /* java.lang.Class */
+    bool dumped;
+    UT_hash_handle hh;
+};
+
+struct walk {
+    JNIEnv *jni;
+    int level;
+    bool single;                /* OBJECT_DUMP: only the initial object */
+    jlong single_tag;
+    struct hclass *classes;
+    jlong class_class_id;       /* id of java.lang.Class */
+    /* Roots, buffered so they come out in HotSpot's order. */
+    struct dumpbuf thread_roots, other_roots;
+    struct dumpbuf objs;        /* object records */
+    /* thread tag -> (env, frame count) */
+    jlong *thr_tags;
+    JNIEnv **thr_envs;
+    jint *thr_frames;
+    size_t nthr;
+    /* The referrer being assembled. */
+    jlong cur_tag;              /* full tag; 0 = none */
+    jlong cur_class;            /* its class id */
+    jlong cur_size;
+    jint cur_len;               /* array length, -1 for non-arrays */
+    jlong *slots;               /* reference ids or raw primitive bits, by JVMTI index */
+    char *slot_set;
+    jint slots_cap;
+    jlong *elems;               /* object array elements */
+    jint elems_cap;
+    const void *prim_elems;     /* not owned: copied at callback time into prim_copy */
+    unsigned char *prim_copy;
+    size_t prim_copy_len;
+    jvmtiPrimitiveType prim_type;
+    jlong super_id, loader_id, signers_id, pd_id;
+    jlong *ifaces;
+    jint n_ifaces, ifaces_cap;
+    struct dumpbuf cp;          /* constant pool entries of the class being assembled */
+    jint n_cp;
+    size_t records;
+    bool failed;
+};
+
+static jlong tag_or_new(jlong *tag_ptr, jlong size)
+{
+    if (*tag_ptr == 0)
+        *tag_ptr = ids_new_tag(size, 0);
+    return *tag_ptr & TAG_ID_MASK;
+}
+
+static struct hclass *hclass_find(struct walk *w, jlong id)
+{
+    struct hclass *c;
+    HASH_FIND(hh, w->classes, &id, sizeof id, c);
+    return c;
+}
+
+static int type_size(char t)
+{
+    switch (t) {
+    case 'Z': case 'B': return 1;
+    case 'C': case 'S': return 2;
+    case 'I': case 'F': return 4;
+    case 'J': case 'D': return 8;
+    default: return (int)sizeof(void *);
+    }
+}
+
+/* ---- class layouts (before the walk, with JNI and JVMTI) ---- */
+
+static void collect_interfaces(JNIEnv *jni, jclass c, jclass **seen, jint *n, jint *cap)
+{
+    jint ni = 0;
+    jclass *is = NULL;
+    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, c, &ni, &is) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < ni; i++) {
+        bool dup = false;
+        for (jint k = 0; k < *n && !dup; k++)
+            dup = (*jni)->IsSameObject(jni, (*seen)[k], is[i]);
+        if (!dup) {
+            if (*n == *cap) {
+                jint nc = *cap ? *cap * 2 : 8;
+                jclass *p = realloc(*seen, sizeof *p * (size_t)nc);
+                if (p == NULL)
+                    continue;
+                *seen = p;
+                *cap = nc;
+            }
+            (*seen)[(*n)++] = is[i];
+            collect_interfaces(jni, is[i], seen, n, cap);
+        }
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)is);
+}
+
+static jint field_count(jclass c)
+{
+    jint n = 0;
+    jfieldID *fs = NULL;
+    if ((*g_shim.jvmti)->GetClassFields(g_shim.jvmti, c, &n, &fs) != JVMTI_ERROR_NONE)
+        return 0;
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)fs);
+    return n;
+}
+
+static char sig_type(const char *sig)
+{
+    return (sig[0] == 'L' || sig[0] == '[') ? 'L' : sig[0];
+}
+
+static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
+{
+    jvmtiEnv *j = g_shim.jvmti;
+    /* The superclass chain, bottom (cls) first. */
+    jclass chain[256];
+    jint depth = 0;
+    chain[depth++] = (*jni)->NewLocalRef(jni, cls);
+    while (depth < 256) {
+        jclass s = (*jni)->GetSuperclass(jni, chain[depth - 1]);
+        if (s == NULL)
+            break;
+        chain[depth++] = s;
+    }
+    /* Interface fields of the whole hierarchy come first in JVMTI's index space. */
+    jclass *ifs = NULL;
+    jint nif = 0, capif = 0, iface_fields = 0;
+    for (jint d = 0; d < depth; d++)
+        collect_interfaces(jni, chain[d], &ifs, &nif, &capif);
+    for (jint k = 0; k < nif; k++) {
+        iface_fields += field_count(ifs[k]);
+        (*jni)->DeleteLocalRef(jni, ifs[k]);
+    }
+    free(ifs);
+    jint direct = 0;
+    jclass *dis = NULL;
+    if ((*j)->GetImplementedInterfaces(j, cls, &direct, &dis) == JVMTI_ERROR_NONE) {
+        for (jint k = 0; k < direct; k++)
+            (*jni)->DeleteLocalRef(jni, dis[k]);
+        (*j)->Deallocate(j, (unsigned char *)dis);
+    }
+    hc->num_interfaces = direct;
+    if (depth > 1)
+        hc->super_id = ids_tag(ids_of(jni, chain[1]));
+
+    /* base[d]: index of the first field of chain[d] = interface fields + fields of the
+     * classes above it. */
+    jint base[256], total = iface_fields;
+    for (jint d = depth - 1; d >= 0; d--) {
+        base[d] = total;
+        total += field_count(chain[d]);
+    }
+    hc->nslots = total;
+    hc->inst = calloc(total ? (size_t)total : 1, sizeof *hc->inst);
+    hc->stat = calloc(total ? (size_t)total : 1, sizeof *hc->stat);
+    jlong computed = 12;
+    for (jint d = 0; d < depth && hc->inst && hc->stat; d++) {
+        jint nf = 0;
+        jfieldID *fs = NULL;
+        if ((*j)->GetClassFields(j, chain[d], &nf, &fs) != JVMTI_ERROR_NONE)
+            continue;
+        for (jint i = nf - 1; i >= 0; i--) { /* reverse declaration order */
+            char *name = NULL, *sig = NULL;
+            jint mods = 0;
+            if ((*j)->GetFieldName(j, chain[d], fs[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+                continue;
+            (*j)->GetFieldModifiers(j, chain[d], fs[i], &mods);
+            struct hfield f = {base[d] + i, sig_type(sig)};
+            if (mods & 0x0008) {
+                if (d == 0)
+                    hc->stat[hc->n_stat++] = f;
+            } else {
+                hc->inst[hc->n_inst++] = f;
+                computed += f.type == 'L' ? 4 : type_size(f.type); /* compressed oops */
+            }
+            (*j)->Deallocate(j, (unsigned char *)name);
+            (*j)->Deallocate(j, (unsigned char *)sig);
+        }
+        (*j)->Deallocate(j, (unsigned char *)fs);
+    }
+    hc->instance_size = (computed + 7) & ~7LL;
+    for (jint d = 0; d < depth; d++)
+        (*jni)->DeleteLocalRef(jni, chain[d]);
+}
+
+static bool build_classes(struct walk *w)
+{
+    JNIEnv *jni = w->jni;
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses for a heap dump"))
+        return false;
+    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+    for (jint i = 0; i < n; i++) {
+        (*jni)->PushLocalFrame(jni, 32);
+        struct hclass *hc = calloc(1, sizeof *hc);
+        jobjectID id = classes_id_announced(jni, cs[i]);
+        if (hc == NULL || id == NULL) {
+            free(hc);
+            (*jni)->PopLocalFrame(jni, NULL);
+            continue;
+        }
+        hc->id = ids_tag(id);
+        hc->ref = (*jni)->NewGlobalRef(jni, cs[i]);
+        jint st = 0;
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+        char *sig = NULL;
+        (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cs[i], &sig, NULL);
+        if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
+            hc->kind = HC_OTHER;
+        } else if (sig != NULL && sig[0] == '[') {
+            jint is_array = 0;
+            jobjectID elem = NULL;
+            classes_alloc_info(jni, cs[i], &is_array, &elem);
+            hc->kind = is_array == JVMPI_CLASS ? HC_OBJ_ARRAY : HC_PRIM_ARRAY;
+            hc->elem_type = sig[1];
+            hc->elem_id = ids_tag(elem);
+        } else {
+            hc->kind = HC_INSTANCE;
+            layout_class(jni, hc, cs[i]);
+            hc->is_class_class = (*jni)->IsSameObject(jni, cs[i], class_class);
+            if (hc->is_class_class)
+                w->class_class_id = hc->id;
+        }
+        if (sig)
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+        HASH_ADD(hh, w->classes, id, sizeof hc->id, hc);
+        (*jni)->PopLocalFrame(jni, NULL);
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    return true;
+}
+
+static void free_classes(struct walk *w)
+{
+    struct hclass *c, *tmp;
+    HASH_ITER(hh, w->classes, c, tmp) {
+        HASH_DEL(w->classes, c);
+        if (c->ref)
+            (*w->jni)->DeleteGlobalRef(w->jni, c->ref);
+        free(c->inst);
+        free(c->stat);
+        free(c->stat_types);
+        free(c);
+    }
+}
+
+/* ---- writing records ---- */
+
+static void put_id(struct dumpbuf *b, jlong id)
+{
+    db_ptr(b, (const void *)(intptr_t)id);
+}
+
+static void put_value(struct dumpbuf *b, char type, jlong v)
+{
+    switch (type) {
+    case 'Z': case 'B': db_u1(b, (uint8_t)v); break;
+    case 'C': case 'S': db_u2(b, (uint16_t)v); break;
+    case 'I': case 'F': db_u4(b, (uint32_t)v); break;
+    case 'J': case 'D': db_u8(b, (uint64_t)v); break;
+    default: put_id(b, v); break;
+    }
+}
+
+static jint level0_type(struct hclass *hc)
+{
+    if (hc == NULL || hc->kind == HC_INSTANCE || hc->kind == HC_OTHER)
+        return JVMPI_NORMAL_OBJECT;
+    if (hc->kind == HC_OBJ_ARRAY)
+        return JVMPI_CLASS;
+    return classes_type_code(hc->elem_type);
+}
+
+/* The current referrer is complete: write its record. */
+static void finish_current(struct walk *w)
+{
+    if (w->cur_tag == 0)
+        return;
+    jlong id = w->cur_tag & TAG_ID_MASK;
+    struct hclass *oc = hclass_find(w, w->cur_class);   /* its class */
+    struct hclass *self = hclass_find(w, id);           /* it is a class itself */
+    struct dumpbuf *b = &w->objs;
+    bool prims = w->level >= 2;
+    w->records++;
+
+    if (w->level == 0) {
+        db_u1(b, (uint8_t)level0_type(oc));
+        put_id(b, id);
+    } else if (self != NULL && oc != NULL && oc->is_class_class) {
+        if (self->kind == HC_INSTANCE) {
+            db_u1(b, JVMPI_GC_CLASS_DUMP);
+            put_id(b, id);
+            put_id(b, w->super_id ? w->super_id : self->super_id);
+            put_id(b, w->loader_id);
+            put_id(b, w->signers_id);
+            put_id(b, w->pd_id);
+            put_id(b, 0);   /* class name: HotSpot's interned-name lookup gave NULL */
+            put_id(b, 0);   /* reserved */
+            db_u4(b, (uint32_t)self->instance_size);
+            /* Interfaces as JVMTI reported them; JVMPI writes no count (the reader has
+             * num_interfaces from CLASS_LOAD), so exactly that many. */
+            for (jint i = 0; i < self->num_interfaces; i++)
+                put_id(b, i < w->n_ifaces ? w->ifaces[i] : 0);
+            db_u2(b, (uint16_t)w->n_cp);
+            db_bytes(b, w->cp.p, w->cp.len);
+            for (jint i = 0; i < self->n_stat; i++) {
+                struct hfield *f = &self->stat[i];
+                jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+                if (f->type == 'L')
+                    put_id(b, v);
+                else if (prims)
+                    put_value(b, f->type, v);
+            }
+            self->dumped = true;
+        } else {
+            w->records--; /* array-class mirrors: level 0 only (HotSpot) */
+        }
+    } else if (oc != NULL && oc->kind == HC_OBJ_ARRAY) {
+        db_u1(b, JVMPI_GC_OBJ_ARRAY_DUMP);
+        put_id(b, id);
+        jint len = w->cur_len < 0 ? 0 : w->cur_len;
+        db_u4(b, (uint32_t)len);
+        put_id(b, oc->elem_id);
+        for (jint i = 0; i < len; i++)
+            put_id(b, i < w->elems_cap ? w->elems[i] : 0);
+    } else if (oc != NULL && oc->kind == HC_PRIM_ARRAY) {
+        db_u1(b, JVMPI_GC_PRIM_ARRAY_DUMP);
+        put_id(b, id);
+        jint len = w->cur_len < 0 ? 0 : w->cur_len;
+        db_u4(b, (uint32_t)len);
+        db_u1(b, (uint8_t)classes_type_code(oc->elem_type));
+        if (prims) {
+            int es = type_size(oc->elem_type);
+            for (jint i = 0; i < len; i++) {
+                /* a native element -> its value; put_value writes it big-endian */
+                jlong v = 0;
+                const unsigned char *e = w->prim_copy + (size_t)i * es;
+                if (w->prim_copy != NULL && (size_t)(i + 1) * es <= w->prim_copy_len) {
+                    if (es == 1) { uint8_t x; memcpy(&x, e, 1); v = x; }
+                    else if (es == 2) { uint16_t x; memcpy(&x, e, 2); v = x; }
+                    else if (es == 4) { uint32_t x; memcpy(&x, e, 4); v = x; }
+                    else { uint64_t x; memcpy(&x, e, 8); v = (jlong)x; }
+                }
+                put_value(b, oc->elem_type, v);
+            }
+        }
+    } else if (oc != NULL && oc->kind == HC_INSTANCE) {
+        if (oc->instance_size == 0 || w->cur_size > 0)
+            oc->instance_size = w->cur_size;
+        db_u1(b, JVMPI_GC_INSTANCE_DUMP);
+        put_id(b, id);
+        put_id(b, oc->id);
+        size_t len_at = db_reserve(b, 4);
+        size_t start = b->len;
+        for (jint i = 0; i < oc->n_inst; i++) {
+            struct hfield *f = &oc->inst[i];
+            jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+            if (f->type == 'L')
+                put_id(b, v);
+            else if (prims)
+                put_value(b, f->type, v);
+        }
+        db_put_u4_at(b, len_at, (uint32_t)(b->len - start));
+    } else {
+        w->records--; /* an object of a class the dump does not know (loaded mid-walk) */
+    }
+
+    /* reset */
+    w->cur_tag = 0;
+    if (w->slot_set)
+        memset(w->slot_set, 0, (size_t)w->slots_cap);
+    if (w->elems)
+        memset(w->elems, 0, sizeof *w->elems * (size_t)w->elems_cap);
+    free(w->prim_copy);
+    w->prim_copy = NULL;
+    w->prim_copy_len = 0;
+    w->super_id = w->loader_id = w->signers_id = w->pd_id = 0;
+    w->n_ifaces = 0;
+    w->cp.len = 0;
+    w->n_cp = 0;
+}
+
+static bool ensure_slots(struct walk *w, jint n)
+{
+    if (n <= w->slots_cap)
+        return true;
+    jint cap = w->slots_cap ? w->slots_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    jlong *s = realloc(w->slots, sizeof *s * (size_t)cap);
+    if (s == NULL)
+        return false;
+    w->slots = s;
+    char *set = realloc(w->slot_set, (size_t)cap);
+    if (set == NULL)
+        return false;
+    memset(set + w->slots_cap, 0, (size_t)(cap - w->slots_cap));
+    w->slot_set = set;
+    w->slots_cap = cap;
+    return true;
+}
+
+static bool ensure_elems(struct walk *w, jint n)
+{
+    if (n <= w->elems_cap)
+        return true;
+    jint cap = w->elems_cap ? w->elems_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    jlong *e = realloc(w->elems, sizeof *e * (size_t)cap);
+    if (e == NULL)
+        return false;
+    memset(e + w->elems_cap, 0, sizeof *e * (size_t)(cap - w->elems_cap));
+    w->elems = e;
+    w->elems_cap = cap;
+    return true;
+}
+
+/* Start assembling referrer (full tag) if it is not the current one. */
+static void switch_to(struct walk *w, jlong *tag_ptr, jlong class_tag, jlong size, jint length)
+{
+    jlong id = tag_or_new(tag_ptr, size);
+    if (w->cur_tag != 0 && (w->cur_tag & TAG_ID_MASK) == id)
+        return;
+    finish_current(w);
+    w->cur_tag = *tag_ptr;
+    w->cur_class = class_tag & TAG_ID_MASK;
+    w->cur_size = size;
+    w->cur_len = length;
+}
+
+static JNIEnv *thread_env(struct walk *w, jlong thread_tag, jint *frames)
+{
+    for (size_t i = 0; i < w->nthr; i++)
+        if (w->thr_tags[i] == (thread_tag & TAG_ID_MASK)) {
+            *frames = w->thr_frames[i];
+            return w->thr_envs[i];
+        }
+    *frames = 0;
+    return NULL;
+}
+
+static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+                           jlong class_tag, jlong referrer_class_tag, jlong size,
+                           jlong *tag_ptr, jlong *referrer_tag_ptr, jint length, void *ud)
+{
+    struct walk *w = ud;
+    jlong id = tag_or_new(tag_ptr, size);
+    if (w->single) {
+        /* OBJECT_DUMP: only references from the initial object; visit nothing else. */
+        if (referrer_tag_ptr == NULL || (*referrer_tag_ptr & TAG_ID_MASK) != w->single_tag)
+            return 0;
+    }
+    if (referrer_tag_ptr == NULL) {
+        /* A root. */
+        if (w->level == 0 || w->single)
+            return JVMTI_VISIT_OBJECTS;
+        jint frames = 0;
+        JNIEnv *env;
+        switch (kind) {
+        case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
+            env = thread_env(w, info->stack_local.thread_tag, &frames);
+            db_u1(&w->thread_roots, JVMPI_GC_ROOT_JAVA_FRAME);
+            put_id(&w->thread_roots, id);
+            db_ptr(&w->thread_roots, env);
+            db_u4(&w->thread_roots, frames > 0 ? (uint32_t)(frames - info->stack_local.depth) : (uint32_t)-1);
+            break;
+        case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
+            env = thread_env(w, info->jni_local.thread_tag, &frames);
+            db_u1(&w->thread_roots, JVMPI_GC_ROOT_JNI_LOCAL);
+            put_id(&w->thread_roots, id);
+            db_ptr(&w->thread_roots, env);
+            db_u4(&w->thread_roots, frames > 0 ? (uint32_t)(frames - info->jni_local.depth) : (uint32_t)-1);
+            break;
+        case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
+            db_u1(&w->other_roots, JVMPI_GC_ROOT_JNI_GLOBAL);
+            put_id(&w->other_roots, id);
+            db_ptr(&w->other_roots, NULL);
+            break;
+        case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
+            db_u1(&w->other_roots, JVMPI_GC_ROOT_STICKY_CLASS);
+            put_id(&w->other_roots, id);
+            break;
+        case JVMTI_HEAP_REFERENCE_MONITOR:
+            db_u1(&w->other_roots, JVMPI_GC_ROOT_MONITOR_USED);
+            put_id(&w->other_roots, id);
+            break;
+        case JVMTI_HEAP_REFERENCE_THREAD:
+            env = thread_env(w, *tag_ptr, &frames);
+            db_u1(&w->other_roots, JVMPI_GC_ROOT_THREAD_OBJ);
+            put_id(&w->other_roots, id);
+            db_ptr(&w->other_roots, env);
+            break;
+        default:
+            db_u1(&w->other_roots, JVMPI_GC_ROOT_UNKNOWN);
+            put_id(&w->other_roots, id);
+            break;
+        }
+        return JVMTI_VISIT_OBJECTS;
+    }
+    /* A reference from an object: it belongs to the referrer's record. */
+    switch_to(w, referrer_tag_ptr, referrer_class_tag, 0, -1);
+    switch (kind) {
+    case JVMTI_HEAP_REFERENCE_CLASS:
+        w->cur_class = class_tag == 0 ? w->cur_class : (referrer_class_tag & TAG_ID_MASK);
+        break;
+    case JVMTI_HEAP_REFERENCE_FIELD:
+    case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
+        if (ensure_slots(w, info->field.index + 1)) {
+            w->slots[info->field.index] = id;
+            w->slot_set[info->field.index] = 1;
+        }
+        break;
+    case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
+        if (ensure_elems(w, info->array.index + 1))
+            w->elems[info->array.index] = id;
+        break;
+    case JVMTI_HEAP_REFERENCE_CONSTANT_POOL:
+        db_u2(&w->cp, (uint16_t)info->constant_pool.index);
+        db_u1(&w->cp, JVMPI_CLASS);
+        put_id(&w->cp, id);
+        w->n_cp++;
+        break;
+    case JVMTI_HEAP_REFERENCE_SUPERCLASS: w->super_id = id; break;
+    case JVMTI_HEAP_REFERENCE_CLASS_LOADER: w->loader_id = id; break;
+    case JVMTI_HEAP_REFERENCE_SIGNERS: w->signers_id = id; break;
+    case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: w->pd_id = id; break;
+    case JVMTI_HEAP_REFERENCE_INTERFACE:
+        if (w->n_ifaces == w->ifaces_cap) {
+            jint c = w->ifaces_cap ? w->ifaces_cap * 2 : 8;
+            jlong *p = realloc(w->ifaces, sizeof *p * (size_t)c);
+            if (p == NULL)
+                break;
+            w->ifaces = p;
+            w->ifaces_cap = c;
+        }
+        w->ifaces[w->n_ifaces++] = id;
+        break;
+    default:
+        break;
+    }
+    (void)length;
+    return w->single ? 0 : JVMTI_VISIT_OBJECTS;
+}
+
+static jint JNICALL prim_field_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+                                  jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+                                  jvmtiPrimitiveType type, void *ud)
+{
+    (void)kind; (void)type;
+    struct walk *w = ud;
+    if (w->single && (*object_tag_ptr & TAG_ID_MASK) != w->single_tag)
+        return 0;
+    switch_to(w, object_tag_ptr, object_class_tag, 0, -1);
+    if (ensure_slots(w, info->field.index + 1)) {
+        w->slots[info->field.index] = value.j; /* raw bits; put_value narrows by type */
+        switch (type) {
+        case JVMTI_PRIMITIVE_TYPE_BOOLEAN: w->slots[info->field.index] = value.z; break;
+        case JVMTI_PRIMITIVE_TYPE_BYTE: w->slots[info->field.index] = (uint8_t)value.b; break;
+        case JVMTI_PRIMITIVE_TYPE_CHAR: w->slots[info->field.index] = value.c; break;
+        case JVMTI_PRIMITIVE_TYPE_SHORT: w->slots[info->field.index] = (uint16_t)value.s; break;
+        case JVMTI_PRIMITIVE_TYPE_INT: w->slots[info->field.index] = (uint32_t)value.i; break;
+        case JVMTI_PRIMITIVE_TYPE_FLOAT: {
+            uint32_t bits;
+            memcpy(&bits, &value.f, 4);
+            w->slots[info->field.index] = bits;
+            break;
+        }
+        default: break; /* long, double: all 64 bits */
+        }
+        w->slot_set[info->field.index] = 1;
+    }
+    return 0;
+}
+
+static jint JNICALL prim_array_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint count,
+                                  jvmtiPrimitiveType type, const void *elements, void *ud)
+{
+    struct walk *w = ud;
+    if (w->single && (*tag_ptr & TAG_ID_MASK) != w->single_tag)
+        return 0;
+    switch_to(w, tag_ptr, class_tag, size, count);
+    w->cur_len = count;
+    w->cur_size = size;
+    int es = 1;
+    switch (type) {
+    case JVMTI_PRIMITIVE_TYPE_CHAR: case JVMTI_PRIMITIVE_TYPE_SHORT: es = 2; break;
+    case JVMTI_PRIMITIVE_TYPE_INT: case JVMTI_PRIMITIVE_TYPE_FLOAT: es = 4; break;
+    case JVMTI_PRIMITIVE_TYPE_LONG: case JVMTI_PRIMITIVE_TYPE_DOUBLE: es = 8; break;
+    default: es = 1; break;
+    }
+    if (w->level >= 2) {
+        free(w->prim_copy);
+        w->prim_copy_len = (size_t)count * (size_t)es;
+        w->prim_copy = malloc(w->prim_copy_len ? w->prim_copy_len : 1);
+        if (w->prim_copy)
+            memcpy(w->prim_copy, elements, w->prim_copy_len);
+    }
+    return 0;
+}
+
+/* ---- threads: env, frame count and trace per thread ---- */
+
+struct threads_state {
+    struct thread_snap *snap;
+    size_t n;
+    jthread *susp;
+    jvmtiError *serr;
+    jint nsusp;
+    JVMPI_CallTrace *traces;
+    JVMPI_CallFrame *frames;
+};
+
+static void threads_hold(JNIEnv *jni, struct walk *w, struct threads_state *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    threads_self();
+    ts->n = threads_snapshot(jni, &ts->snap);
+    size_t n = ts->n ? ts->n : 1;
+    ts->susp = calloc(n, sizeof *ts->susp);
+    ts->serr = calloc(n, sizeof *ts->serr);
+    ts->traces = calloc(n, sizeof *ts->traces);
+    ts->frames = calloc(n * TRACE_DEPTH, sizeof *ts->frames);
+    w->thr_tags = calloc(n, sizeof *w->thr_tags);
+    w->thr_envs = calloc(n, sizeof *w->thr_envs);
+    w->thr_frames = calloc(n, sizeof *w->thr_frames);
+    if (!ts->susp || !ts->serr || !ts->traces || !ts->frames || !w->thr_tags ||
+        !w->thr_envs || !w->thr_frames) {
+        w->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < ts->n; i++)
+        if (ts->snap[i].thread != NULL && ts->snap[i].env != jni)
+            ts->susp[ts->nsusp++] = ts->snap[i].thread;
+    if (ts->nsusp > 0)
+        (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ts->nsusp, ts->susp, ts->serr);
+    for (size_t i = 0; i < ts->n; i++) {
+        ts->traces[i].env_id = ts->snap[i].env;
+        ts->traces[i].frames = &ts->frames[i * TRACE_DEPTH];
+        if (ts->snap[i].thread != NULL) {
+            ts->traces[i].num_frames = calltrace_fill(jni, ts->snap[i].thread,
+                                                      ts->traces[i].frames, TRACE_DEPTH);
+            jint fc = 0;
+            (*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, ts->snap[i].thread, &fc);
+            w->thr_tags[w->nthr] = ids_tag(ids_of(jni, ts->snap[i].thread));
+            w->thr_envs[w->nthr] = ts->snap[i].env;
+            w->thr_frames[w->nthr] = fc;
+            w->nthr++;
+        }
+    }
+}
+
+static void threads_resume(struct threads_state *ts)
+{
+    for (jint k = 0; k < ts->nsusp; k++)
+        if (ts->serr[k] == JVMTI_ERROR_NONE)
+            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, ts->susp[k]);
+    ts->nsusp = 0;
+}
+
+static void threads_release_all(JNIEnv *jni, struct threads_state *ts)
+{
+    threads_resume(ts);
+    for (size_t i = 0; i < ts->n; i++)
+        if (ts->snap[i].thread)
+            (*jni)->DeleteLocalRef(jni, ts->snap[i].thread);
+    free(ts->snap);
+    free(ts->susp);
+    free(ts->serr);
+    free(ts->traces);
+    free(ts->frames);
+}
+
+static void walk_free(struct walk *w)
+{
+    free_classes(w);
+    db_free(&w->thread_roots);
+    db_free(&w->other_roots);
+    db_free(&w->objs);
+    db_free(&w->cp);
+    free(w->thr_tags);
+    free(w->thr_envs);
+    free(w->thr_frames);
+    free(w->slots);
+    free(w->slot_set);
+    free(w->elems);
+    free(w->prim_copy);
+    free(w->ifaces);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool run_walk(struct walk *w, jobject initial)
+{
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_reference_callback = ref_cb;
+    if (w->level >= 1 || w->single) {
+        hc.primitive_field_callback = prim_field_cb;
+        hc.array_primitive_value_callback = prim_array_cb;
+    }
+    bool ok = jvmti_ok((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w),
+                       "FollowReferences for a heap dump");
+    finish_current(w);
+    return ok;
+}
+
+static bool hc_lookup(void *ctx, uint64_t id, struct dump_class_info *out)
+{
+    struct hclass *hc = hclass_find(ctx, (jlong)id);
+    if (hc == NULL || hc->kind != HC_INSTANCE)
+        return false;
+    if (hc->stat_types == NULL) {
+        hc->stat_types = malloc((size_t)hc->n_stat + 1);
+        if (hc->stat_types == NULL)
+            return false;
+        for (jint i = 0; i < hc->n_stat; i++)
+            hc->stat_types[i] = hc->stat[i].type;
+    }
+    out->num_interfaces = hc->num_interfaces;
+    out->n_statics = hc->n_stat;
+    out->static_types = hc->stat_types;
+    return true;
+}
+
+/* The checkdumps option: walk the dump just built to its end before the agent sees it. */
+static void check_dump(struct walk *w, const unsigned char *p, size_t len, int level,
+                       const char *what)
+{
+    size_t bad = 0;
+    char msg[256];
+    if (dump_walk_heap(p, len, level, hc_lookup, w, NULL, NULL, &bad, msg, sizeof msg) != 0)
+        log_error("checkdumps: %s level %d is malformed at offset %zu of %zu: %s", what, level,
+                  bad, len, msg);
+    else
+        log_info("checkdumps: %s level %d: %zu bytes, well-formed", what, level, len);
+}
+
+/* Build a dump: level 0..2 of the whole reachable heap, or (single) one object's record. */
+static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobject single)
+{
+    double t0 = now_s();
+    struct walk w;
+    memset(&w, 0, sizeof w);
+    w.jni = jni;
+    w.level = level;
+    w.single = single != NULL;
+    db_init(&w.thread_roots, 4096);
+    db_init(&w.other_roots, 4096);
+    db_init(&w.objs, single ? 4096 : 1 << 20);
+    db_init(&w.cp, 256);
+    jint rc = JVMPI_FAIL;
+    struct threads_state ts;
+    memset(&ts, 0, sizeof ts);
+    if (single != NULL) {
+        jobjectID id = ids_of(jni, single);
+        w.single_tag = ids_tag(id);
+    }
+    if (!build_classes(&w)) {
+        walk_free(&w);
+        return JVMPI_FAIL;
+    }
+    if (single == NULL)
+        threads_hold(jni, &w, &ts);
+    bool ok = !w.failed && run_walk(&w, single);
+    threads_resume(&ts);
+    double t1 = now_s();
+    if (t1 - t0 > 1.0)
+        fprintf(stderr, "jvmpishim: heap dump level %d: %zu records in %.1f s\n", level,
+                w.records, t1 - t0);
+
+    struct dumpbuf out;
+    db_init(&out, w.thread_roots.len + w.other_roots.len + w.objs.len + 16);
+    if (single == NULL) {
+        db_bytes(&out, w.thread_roots.p, w.thread_roots.len);
+        db_bytes(&out, w.other_roots.p, w.other_roots.len);
+    }
+    db_bytes(&out, w.objs.p, w.objs.len);
+    const char *what = single ? "OBJECT_DUMP" : "HEAP_DUMP";
+    if (!ok || out.oom || w.objs.oom || w.thread_roots.oom || w.other_roots.oom) {
+        log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
+                  ok ? "out of memory" : "the heap walk failed");
+    } else if (single != NULL && w.records == 0) {
+        log_warn("agent %d: RequestEvent(OBJECT_DUMP): the object has no dump record (an "
+                 "array class): JVMPI_FAIL", inst->slot);
+    } else {
+        if (g_shim.check_dumps)
+            check_dump(&w, out.p, out.len, single ? 2 : level, what);
+        JVMPI_Event ev;
+        if (single != NULL) {
+            event_init(&ev, JVMPI_EVENT_OBJECT_DUMP | JVMPI_REQUESTED_EVENT, jni);
+            ev.u.object_dump.data_len = (jint)out.len;
+            ev.u.object_dump.data = (char *)out.p;
+        } else {
+            event_init(&ev, JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT, jni);
+            ev.u.heap_dump.dump_level = level;
+            ev.u.heap_dump.begin = (char *)out.p;
+            ev.u.heap_dump.end = (char *)out.p + out.len;
+            ev.u.heap_dump.num_traces = (jint)ts.n;
+            ev.u.heap_dump.traces = ts.n ? ts.traces : NULL;
+        }
+        event_post(inst, &ev);
+        rc = JVMPI_SUCCESS;
+    }
+    db_free(&out);
+    if (single == NULL)
+        threads_release_all(jni, &ts);
+    walk_free(&w);
+    return rc;
+}
+
+jint heapdump_request(struct instance *inst, void *arg)
+{
+    JNIEnv *jni = shim_current_jni();
+    int level = arg ? ((JVMPI_HeapDumpArg *)arg)->heap_dump_level : JVMPI_DUMP_LEVEL_2;
+    if (jni == NULL) {
+        log_warn("agent %d: RequestEvent(HEAP_DUMP) from a thread the JVM does not know: "
+                 "JVMPI_FAIL", inst->slot);
+        return JVMPI_FAIL;
+    }
+    if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) {
+        log_warn("agent %d: RequestEvent(HEAP_DUMP) with heap_dump_level %d: levels are 0, 1 "
+                 "and 2: JVMPI_FAIL", inst->slot, level);
+        return JVMPI_FAIL;
+    }
+    (*jni)->PushLocalFrame(jni, 64);
+    jint rc = build_and_post(inst, jni, level, NULL);
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
+
+jint objectdump_request(struct instance *inst, void *arg)
+{
+    JNIEnv *jni = shim_current_jni();
+    jobjectID id = arg;
+    if (jni == NULL) {
+        log_warn("agent %d: RequestEvent(OBJECT_DUMP) from a thread the JVM does not know: "
+                 "JVMPI_FAIL", inst->slot);
+        return JVMPI_FAIL;
+    }
+    (*jni)->PushLocalFrame(jni, 64);
+    const char *why = NULL;
+    jobject o = ids_resolve(jni, id, &why);
+    jint rc = JVMPI_FAIL;
+    if (o == NULL)
+        log_warn("agent %d: RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL", inst->slot,
+                 (void *)id, why);
+    else
+        rc = build_and_post(inst, jni, JVMPI_DUMP_LEVEL_2, o);
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
