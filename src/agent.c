@@ -48,14 +48,9 @@ void shim_set_current_jni(JNIEnv *jni)
     tl_jni = jni;
 }
 
-/* Capabilities, as data: what the shim asks for and which JVMPI feature needs it. Missing
- * ones are not fatal: the events that need them answer JVMPI_NOT_AVAILABLE. */
-struct cap_want {
-    size_t offset_bit;  /* bit index in jvmtiCapabilities */
-    const char *name;
-    const char *needed_for;
-};
-
+/* The capabilities the shim may need, each with the JVMPI feature that needs it. Most can
+ * only be had in the OnLoad phase. Missing ones are not fatal: the events that need them
+ * answer JVMPI_NOT_AVAILABLE with a warning (modules_init reads g_shim.caps). */
 static void request_capabilities(void)
 {
     jvmtiCapabilities want, pot;
@@ -146,6 +141,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     atomic_store(&g_shim.phase, PHASE_STARTING);
 
     threads_init_live(jni);
+    jniref_install_always();
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
             refuse_start(jni);
@@ -171,6 +167,13 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     g_shim.shutdown_thread = pthread_self();
     if (!atomic_compare_exchange_strong(&g_shim.phase, &expect, PHASE_SHUTTING))
         return; /* never got live (or already shutting down): nothing to tell */
+    /* From here only this thread delivers events. Deliveries other threads had already
+     * begun may finish first (bounded: a handler blocked on this thread must not hang the
+     * exit), so the agent's shutdown handler does not race its own event handlers. */
+    for (int i = 0; i < 200 && atomic_load(&g_shim.inflight) > 0; i++) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
     threads_post_exiting_thread_end(jni);
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);

@@ -534,9 +534,37 @@ static jint request_class_load(struct instance *inst, void *arg)
 
 /* ---- CLASS_LOAD_HOOK ---- */
 
+/* Buffers the agent got from malloc_f during the current hook, on this thread. Only these
+ * are freed afterwards: an agent may also hand back a buffer of its own (HotSpot's
+ * resource-area malloc_f freed itself), which the shim copies and leaves alone. */
+static _Thread_local void **tl_hook_bufs;
+static _Thread_local size_t tl_hook_n, tl_hook_cap;
+
 static void *hook_malloc(unsigned int n)
 {
-    return malloc(n ? n : 1);
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        return NULL;
+    if (tl_hook_n == tl_hook_cap) {
+        size_t cap = tl_hook_cap ? tl_hook_cap * 2 : 4;
+        void **v = realloc(tl_hook_bufs, cap * sizeof *v);
+        if (v == NULL) {
+            free(p);
+            return NULL;
+        }
+        tl_hook_bufs = v;
+        tl_hook_cap = cap;
+    }
+    tl_hook_bufs[tl_hook_n++] = p;
+    return p;
+}
+
+/* Free what malloc_f handed out since mark (hooks nest when a handler loads a class). */
+static void hook_free_since(size_t mark)
+{
+    for (size_t i = mark; i < tl_hook_n; i++)
+        free(tl_hook_bufs[i]);
+    tl_hook_n = mark;
 }
 
 static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined,
@@ -548,7 +576,8 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     (void)redefined; (void)loader; (void)protection_domain;
     const unsigned char *cur = data;
     jint cur_len = len;
-    unsigned char *owned = NULL;
+    unsigned char *copy = NULL;         /* our copy of the latest accepted rewrite */
+    size_t mark = tl_hook_n;
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         if (!event_on(inst, JVMPI_EVENT_CLASS_LOAD_HOOK))
@@ -568,27 +597,31 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
         jint nl = ev.u.class_load_hook.new_class_data_len;
         if (nd == NULL || nd == cur)
             continue; /* unchanged */
-        if (nl <= 0 || nl > (1 << 30) || nl < 10 || nd[0] != 0xCA || nd[1] != 0xFE ||
-            nd[2] != 0xBA || nd[3] != 0xBE) {
+        if (nl < 10 || nl > (1 << 30) || nd[0] != 0xCA || nd[1] != 0xFE || nd[2] != 0xBA ||
+            nd[3] != 0xBE) {
             log_error("agent %d: CLASS_LOAD_HOOK for %s returned %d bytes that are not a class "
                       "file; the class is loaded unchanged", inst->slot, name ? name : "?",
                       (int)nl);
-            free(nd);
             continue;
         }
-        free(owned);
-        owned = nd;
-        cur = nd;
+        unsigned char *c = malloc((size_t)nl);
+        if (c == NULL)
+            continue;
+        memcpy(c, nd, (size_t)nl);
+        free(copy);
+        copy = c;
+        cur = c;
         cur_len = nl;
     }
-    if (owned != NULL) {
+    hook_free_since(mark);
+    if (copy != NULL) {
         unsigned char *out = NULL;
         if (jvmti_ok((*jvmti)->Allocate(jvmti, cur_len, &out), "CLASS_LOAD_HOOK: Allocate")) {
-            memcpy(out, owned, (size_t)cur_len);
+            memcpy(out, copy, (size_t)cur_len);
             *new_data = out;
             *new_len = cur_len;
         }
-        free(owned);
+        free(copy);
     }
 }
 
@@ -658,8 +691,8 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
     if (!jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls),
                      LOG_WARN, "GetMethodClass: GetMethodDeclaringClass"))
         return NULL;
-    jobjectID id = ids_of(jni, cls);
-    rec_of(jni, cls);
+    /* Definition before use: an agent that got the method id from JNI learns the class. */
+    jobjectID id = classes_id_announced(jni, cls);
     (*jni)->DeleteLocalRef(jni, cls);
     return id;
 }

@@ -252,14 +252,21 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     bool requested = (ev->event_type & JVMPI_REQUESTED_EVENT) != 0;
     if (!requested && !event_on(inst, t))
         return false;
-    int phase = atomic_load_explicit(&g_shim.phase, memory_order_acquire);
-    if (phase < PHASE_LIVE)
+    if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) < PHASE_LIVE)
         events_gate_wait();
-    else if (phase >= PHASE_DEAD)
-        return false; /* after JVM_SHUT_DOWN (or ProfilerExit) the agent hears nothing */
+    /* Counted in flight before the phase is read, so that shutdown, having set the phase,
+     * can wait for deliveries already past this check (see cb_vm_death). */
+    atomic_fetch_add(&g_shim.inflight, 1);
+    int phase = atomic_load(&g_shim.phase);
+    bool allowed = phase < PHASE_SHUTTING ||
+                   (phase == PHASE_SHUTTING && pthread_equal(pthread_self(), g_shim.shutdown_thread));
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
-    if (notify == NULL)
+    if (!allowed || notify == NULL) {
+        /* During JVM_SHUT_DOWN only the shutting-down thread talks to the agent; after it,
+         * or after ProfilerExit, nobody does. */
+        atomic_fetch_sub(&g_shim.inflight, 1);
         return false;
+    }
     /* Definition before use: the thread an event names is announced first. */
     if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
         event_on(inst, JVMPI_EVENT_THREAD_START))
@@ -274,6 +281,7 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     notify(ev);
     if (region)
         gc_gate_exit();
+    atomic_fetch_sub(&g_shim.inflight, 1);
     return true;
 }
 

@@ -23,7 +23,9 @@ const char *const jvmpi_fn_names[FN_COUNT] = {
 static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
 {
     atomic_fetch_add_explicit(&inst->calls[fn], 1, memory_order_relaxed);
-    if (__builtin_expect(atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_DEAD, 0))
+    /* ProfilerExit keeps working after shutdown, as under HotSpot's disengage(). */
+    if (__builtin_expect(atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_DEAD, 0) &&
+        fn != FN_ProfilerExit)
         return lifecycle_call_allowed(jvmpi_fn_names[fn]);
     return true;
 }

@@ -1,9 +1,15 @@
-/* jniref.c — JNI_GLOBALREF_ALLOC / FREE and JNI_WEAK_GLOBALREF_ALLOC / FREE.
+/* jniref.c — JNI_GLOBALREF_ALLOC / FREE and JNI_WEAK_GLOBALREF_ALLOC / FREE; and JNI
+ * GetJavaVM answered with the agent's proxy JavaVM.
+ *
+ * The JNI function table is replaced once, at VMInit. GetJavaVM called from a legacy
+ * agent's code returns that agent's proxy JavaVM, so GetEnv(JVMPI_VERSION_1) on it works
+ * as it did on JDK 1.2-1.4 (on the real VM it fails and the JVM prints "JVMPI ... no longer
+ * supported"); from anyone else it returns the real VM.
  *
  * JVMTI has no events for JNI references, but it lets an agent replace the JNI function
- * table (SetJNIFunctionTable). When one of the four events is first enabled, the shim
- * installs a copy of the table whose NewGlobalRef, DeleteGlobalRef, NewWeakGlobalRef and
- * DeleteWeakGlobalRef call the VM's and then post the event on the calling thread. Calls
+ * table (SetJNIFunctionTable). The shim's copy has NewGlobalRef, DeleteGlobalRef,
+ * NewWeakGlobalRef and DeleteWeakGlobalRef call the VM's and then, when the event is
+ * enabled, post it on the calling thread. Calls
  * the shim itself makes are not reported (the return address lies in the shim); so are
  * not references the VM creates internally without going through the table (measured: a
  * few at start-up, and HotSpot 1.4.2 excluded VM-internal references too). JDK native
@@ -109,6 +115,15 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *base)
     return 1;
 }
 
+static jint JNICALL w_GetJavaVM(JNIEnv *env, JavaVM **vm)
+{
+    jint rc = orig->GetJavaVM(env, vm);
+    struct instance *inst = loader_instance_at(__builtin_return_address(0));
+    if (rc == JNI_OK && vm != NULL && inst != NULL)
+        *vm = (JavaVM *)&inst->vm;
+    return rc;
+}
+
 static void install(void)
 {
     if (atomic_load(&installed))
@@ -127,6 +142,7 @@ static void install(void)
             mine.DeleteGlobalRef = w_DeleteGlobalRef;
             mine.NewWeakGlobalRef = w_NewWeakGlobalRef;
             mine.DeleteWeakGlobalRef = w_DeleteWeakGlobalRef;
+            mine.GetJavaVM = w_GetJavaVM;
             if (jvmti_ok((*g_shim.jvmti)->SetJNIFunctionTable(g_shim.jvmti, &mine),
                          "SetJNIFunctionTable for JNI global-reference events"))
                 atomic_store(&installed, true);
@@ -135,16 +151,14 @@ static void install(void)
     pthread_mutex_unlock(&install_lock);
 }
 
-static void ref_changed(int t, bool any)
+void jniref_install_always(void)
 {
-    (void)t;
-    if (any)
-        install();
+    install();
 }
 
 void jniref_module_init(void)
 {
-    struct event_row row = {.kind = EVK_ON, .on_change = ref_changed};
+    struct event_row row = {.kind = EVK_ON};
     for (int t = JVMPI_EVENT_JNI_GLOBALREF_ALLOC; t <= JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE; t++)
         events_register(t, &row);
 }

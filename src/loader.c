@@ -167,8 +167,22 @@ jint loader_open(struct instance *inst)
                   inst->resolved_path);
         return JNI_ERR;
     }
+    Dl_info di;
+    if (dladdr(*(void **)&inst->jvm_onload, &di) != 0)
+        inst->lib_base = di.dli_fbase;
     log_info("agent %d: loaded %s", inst->slot, inst->resolved_path);
     return JNI_OK;
+}
+
+struct instance *loader_instance_at(const void *pc)
+{
+    Dl_info di;
+    if (pc == NULL || dladdr(pc, &di) == 0)
+        return NULL;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (g_shim.inst[i].lib_base != NULL && g_shim.inst[i].lib_base == di.dli_fbase)
+            return &g_shim.inst[i];
+    return NULL;
 }
 
 jint loader_call_onload(struct instance *inst)

@@ -28,6 +28,8 @@ bool log_configure(int level, const char *path)
             return false;
         }
         setvbuf(f, NULL, _IOLBF, 0);
+        if (log_out != NULL)
+            fclose(log_out); /* a later -agentpath of the shim named another file */
         log_out = f;
     }
     return true;

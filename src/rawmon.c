@@ -223,10 +223,18 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     int saved = m->count;
     JNIEnv *saved_env = m->owner_env;
     bool contended = unlock_owned(m);
+    uint64_t gen0 = m->notify_gen;
+    if (contended) {
+        /* The release happens now: say so now, not when the wait ends. A notify in the
+         * unlocked window is not lost: it moves notify_gen past gen0. */
+        pthread_mutex_unlock(&m->mu);
+        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m);
+        pthread_mutex_lock(&m->mu);
+    }
     m->waiters++;
     struct rawmon_waiter me = {shim_current_jni(), m->waiting};
     m->waiting = &me;
-    uint64_t gen = m->notify_gen;
+    uint64_t gen = gen0;
     struct timespec deadline;
     if (ms > 0) {
         clock_gettime(CLOCK_REALTIME, &deadline);
@@ -262,8 +270,6 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     m->count = saved;
     m->owner_env = saved_env;
     pthread_mutex_unlock(&m->mu);
-    if (contended)
-        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m);
     release(m);
 }
 

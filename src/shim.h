@@ -9,14 +9,22 @@
  * Identity (see docs/design.md): a thread is named by its JNIEnv* (threads.c keeps
  * env <-> jthread); jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
  *
- * Lock order (a thread holding one may take only those below it; none is ever held while
- * calling the agent's NotifyEvent, JVMTI or JNI, so no JVMTI callback or agent re-entry can
- * deadlock on them):
- *   1. g_shim.life_lock        lifecycle: init gate, shutdown state (events.c, agent.c)
- *   2. threads registry lock   (threads.c)
- *   3. raw monitor registry    (rawmon.c); each raw monitor's own mutex is a leaf and is
- *                               the only lock ever waited on while blocking for the agent
- *   4. log lock                (log.c), a leaf
+ * Locks. No shim mutex is ever held while calling the agent's NotifyEvent, and none is
+ * held across a JVMTI or JNI call that can wait for another Java thread; the exceptions
+ * are listed with their reason. A thread holding one lock takes only locks listed below it:
+ *   1. g_shim.life_lock      lifecycle: start gate, shutdown (events.c, agent.c)
+ *   2. gate_lock             the GC gate's condition (memory.c)
+ *   3. reg_lock              thread registry (threads.c); a record's wait_lock (leaf) is
+ *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
+ *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
+ *                            the only lock waited on while blocking for the agent)
+ *   5. class_lock, methods_lock, lines_lock, big_lock, free_lock, q_lock (worker queue),
+ *      install_lock (JNI table): leaves guarding one table each
+ *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
+ *                            atomic; the tag map neither waits for Java threads nor calls
+ *                            back, so it cannot deadlock
+ *   7. log_lock              log.c, a leaf
+ * Threads waiting on any of these wait in native code, so they never hold up a safepoint.
  */
 #ifndef JVMPISHIM_SHIM_H
 #define JVMPISHIM_SHIM_H
@@ -51,6 +59,7 @@ struct instance {
     struct shim_options opts;
     void *dl;                                   /* dlopen handle of the agent */
     char *resolved_path;                        /* where the agent was found */
+    void *lib_base;                             /* its load address (dladdr), to know its calls */
     jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);
     JVMPI_Interface iface;                      /* the table the agent sees and writes */
     struct JNIInvokeInterface_ vm_functions;    /* proxy JavaVM function table */
@@ -88,6 +97,7 @@ struct shim {
     pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
     pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
+    _Atomic long inflight;              /* event_post calls between check and return */
     bool check_dumps;                   /* checkdumps option: validate every dump built */
 };
 
@@ -99,6 +109,10 @@ jint loader_open(struct instance *inst);
 /* Call JVM_OnLoad with the proxy JavaVM. JNI_OK or JNI_ERR (logged). Needs a live JNIEnv. */
 jint loader_call_onload(struct instance *inst);
 void loader_init_proxy_vm(struct instance *inst);
+
+/* The instance whose library contains code address pc, or NULL. */
+struct instance *loader_instance_at(const void *pc);
+void jniref_install_always(void);   /* VMInit: JNI table with GetJavaVM -> proxy JavaVM */
 
 /* ---- interface.c ---- */
 void interface_init(struct instance *inst);

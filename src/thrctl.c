@@ -101,10 +101,22 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
 static void note_suspended(struct thread_rec *r, jint status_before)
 {
     jlong now = cpu_of(r->ref);
+    pthread_mutex_lock(&r->wait_lock); /* suspension fields: several agent threads may call */
     r->has_run = r->cpu_at_suspend == 0 || now < 0 || now != r->cpu_at_suspend;
     r->cpu_at_suspend = now < 0 ? 0 : now;
     r->status_at_suspend = status_before;
     r->jvmpi_suspended = true;
+    pthread_mutex_unlock(&r->wait_lock);
+}
+
+/* Atomically clear the JVMPI-suspended mark; true if it was set (the caller resumes). */
+static bool take_suspended(struct thread_rec *r)
+{
+    pthread_mutex_lock(&r->wait_lock);
+    bool was = r->jvmpi_suspended;
+    r->jvmpi_suspended = false;
+    pthread_mutex_unlock(&r->wait_lock);
+    return was;
 }
 
 void jvmpi_SuspendThread(struct instance *inst, JNIEnv *env)
@@ -130,8 +142,7 @@ void jvmpi_ResumeThread(struct instance *inst, JNIEnv *env)
     struct thread_rec *r = target(inst, env, "ResumeThread", &res);
     if (r == NULL)
         return;
-    if (r->jvmpi_suspended) {
-        r->jvmpi_suspended = false;
+    if (take_suspended(r)) {
         jvmtiError err = (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, r->ref);
         if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_THREAD_NOT_SUSPENDED &&
             err != JVMTI_ERROR_THREAD_NOT_ALIVE)
@@ -167,12 +178,10 @@ static void thread_list(struct instance *inst, jint n, JNIEnv **list, jint *resu
             results[i] = RESULT_SUSPENDED;
             continue;
         }
-        if (!suspend && !recs[i]->jvmpi_suspended)
+        if (!suspend && !take_suspended(recs[i]))
             continue; /* HotSpot: 0 for a thread that was not suspended */
         if (suspend)
             before[i] = status_now(recs[i]);
-        else
-            recs[i]->jvmpi_suspended = false;
         ts[m] = recs[i]->ref;
         idx[m++] = i;
     }

@@ -21,7 +21,7 @@ struct thread_rec {
     _Atomic int raw_state;              /* blocked in a shim raw monitor: JVMPI status */
     /* The object this thread waits on in Object.wait (JVMTI gives no other way on every
      * JDK: GetCurrentContendedMonitor of a waiting thread is NULL on JDK 25). */
-    pthread_mutex_t wait_lock;
+    pthread_mutex_t wait_lock;          /* guards wait_obj and the thrctl fields above */
     jobject wait_obj;                   /* global ref while waiting, else NULL */
     bool ended;
     UT_hash_handle hh;

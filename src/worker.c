@@ -98,10 +98,11 @@ void worker_stop(void)
 {
     pthread_mutex_lock(&q_lock);
     q_stopped = true;
+    /* Pending tasks are dropped, not run: the agent hears nothing after shutdown. Their
+     * arguments belong to the modules that queued them (still in their tables). */
     while (q_head != NULL) {
         struct task *t = q_head;
         q_head = t->next;
-        free(t->arg);
         free(t);
     }
     q_tail = NULL;

@@ -43,7 +43,11 @@ if [ "$have17" = no ]; then
   echo "SKIP all integration tests on JDK 17: no JDK 17 found (install openjdk-17-jdk-headless)"
   skip=$((skip+1)); fail=$((fail+1)); failed_names="$failed_names jdk17-missing"
 fi
-if ! echo "$jdks" | grep -q 'temurin-25\|jdk-25\|25'; then
+have25=no
+for j in $jdks; do
+  [ "$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$j/release" 2>/dev/null)" = 25 ] && have25=yes
+done
+if [ "$have25" = no ]; then
   echo "SKIP: no JDK 25 found on this machine; integration tests ran on: $(echo $jdks)"
   skip=$((skip+1))
 fi
