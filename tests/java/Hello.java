@@ -1,0 +1,6 @@
+/** Prints "hello" and exits 0. */
+public class Hello {
+    public static void main(String[] args) {
+        System.out.println("hello");
+    }
+}
