@@ -22,7 +22,7 @@ done
 [ -n "$jdks" ] || jdks=$(tools/find-jdk.sh all)
 pass=0; fail=0; skip=0; failed_names=""
 LOGS=$ROOT/build/test-logs
-rm -rf "$LOGS"; mkdir -p "$LOGS"
+mkdir -p "$LOGS"   # per-test logs are overwritten; parallel runs of other tests are left alone
 
 for t in $unit; do
   name="unit/$(basename "$(dirname "$t")")/$(basename "$t")"
