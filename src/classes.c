@@ -414,6 +414,8 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti;
     (void)thread;
     classes_id_announced(jni, cls);

@@ -219,6 +219,8 @@ static void track(jlong tag, jlong size)
 static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject obj, jclass cls, jlong size)
 {
+    if (shim_quiet())
+        return;
     (void)thread;
     if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
         return;

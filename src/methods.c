@@ -81,6 +81,8 @@ static struct method_rec *method_announced(JNIEnv *jni, jmethodID m)
 
 static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti;
     struct method_rec *r = method_announced(jni, m);
     bool want2 = events_any(JVMPI_EVENT_METHOD_ENTRY2);
@@ -113,6 +115,8 @@ static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
                                    jboolean by_exception, jvalue rv)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti; (void)thread; (void)by_exception; (void)rv;
     method_announced(jni, m);
     JVMPI_Event ev;
@@ -127,6 +131,8 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_siz
                                      const void *code_addr, jint map_length,
                                      const jvmtiAddrLocationMap *map, const void *compile_info)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti; (void)compile_info;
     JNIEnv *jni = shim_current_jni();
     method_announced(jni, m);
@@ -158,6 +164,8 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_siz
 
 static void JNICALL cb_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void *code_addr)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti;
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_UNLOAD, shim_current_jni());

@@ -45,6 +45,8 @@ static void post_monitor(jint type, JNIEnv *env, JNIEnv *jni, jobject o)
 
 static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
 {
+    if (shim_quiet())
+        return;
     (void)t;
     tl_prev_owner = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
@@ -68,6 +70,8 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
 
 static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti; (void)t;
     if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, tl_prev_owner, jni, o);
@@ -94,6 +98,8 @@ static void set_wait_obj(JNIEnv *jni, jobject o)
 static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
                                     jlong timeout)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti; (void)t;
     clock_gettime(CLOCK_MONOTONIC, &tl_wait_start);
     set_wait_obj(jni, o);
@@ -109,6 +115,8 @@ static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, job
 static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
                                       jboolean timed_out)
 {
+    if (shim_quiet())
+        return;
     (void)jvmti; (void)t; (void)timed_out;
     set_wait_obj(jni, NULL);
     if (!events_any(JVMPI_EVENT_MONITOR_WAITED))

@@ -103,6 +103,13 @@ struct shim {
 
 extern struct shim g_shim;
 
+/* JVMTI callbacks return at once from JVM_SHUT_DOWN on: nothing they would post can be
+ * delivered, and JVMTI calls fail in the dead phase. */
+static inline bool shim_quiet(void)
+{
+    return atomic_load_explicit(&g_shim.phase, memory_order_relaxed) >= PHASE_SHUTTING;
+}
+
 /* ---- loader.c ---- */
 /* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */
 jint loader_open(struct instance *inst);
