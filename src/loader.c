@@ -120,6 +120,46 @@ static void *open_path(struct instance *inst, const char *path, char *why, size_
     return h;
 }
 
+/* Copy the agent library already loaded from inst->resolved_path to a private temporary
+ * file and dlopen that: a separate image with its own statics. */
+static void *open_private_copy(struct instance *inst, char *why, size_t whylen)
+{
+    Dl_info di;
+    const char *src = inst->resolved_path;
+    void *sym = NULL;
+    for (int i = 0; i < g_shim.ninst && sym == NULL; i++)
+        if (g_shim.inst[i].lib_base != NULL)
+            sym = *(void **)&g_shim.inst[i].jvm_onload;
+    if (strchr(src, '/') == NULL && sym != NULL && dladdr(sym, &di) != 0)
+        src = di.dli_fname; /* a bare name: the file the loader found */
+    char tmpl[] = "/tmp/jvmpishim-agent-XXXXXX";
+    int out = mkstemp(tmpl);
+    if (out < 0) {
+        snprintf(why, whylen, "mkstemp: %s", strerror(errno));
+        return NULL;
+    }
+    FILE *in = fopen(src, "rb");
+    bool ok = in != NULL;
+    char buf[65536];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = write(out, buf, n) == (ssize_t)n;
+    if (in)
+        fclose(in);
+    close(out);
+    void *h = NULL;
+    if (ok) {
+        dlerror();
+        h = dlopen(tmpl, RTLD_NOW | RTLD_LOCAL);
+        if (h == NULL)
+            snprintf(why, whylen, "%s", dlerror());
+    } else {
+        snprintf(why, whylen, "copying %s: %s", src, strerror(errno));
+    }
+    unlink(tmpl); /* the mapping stays; the file is not needed any more */
+    return h;
+}
+
 jint loader_open(struct instance *inst)
 {
     const char *name = inst->opts.legacy;
@@ -159,6 +199,19 @@ jint loader_open(struct instance *inst)
             return JNI_ERR;
         }
     }
+    /* The same agent library twice: dlopen would hand back the same image, and two agents
+     * would share one set of statics. Load a private copy instead. */
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (g_shim.inst[i].dl == h) {
+            dlclose(h);
+            h = open_private_copy(inst, why, sizeof why);
+            if (h == NULL) {
+                log_error("legacy=%s: cannot load a second copy of the agent library: %s",
+                          name, why);
+                return JNI_ERR;
+            }
+            break;
+        }
     inst->dl = h;
     dlerror();
     *(void **)&inst->jvm_onload = dlsym(h, "JVM_OnLoad");
