@@ -275,7 +275,9 @@ static void tag_loaded_classes(JNIEnv *jni)
                   "GetLoadedClasses for the start-up OBJECT_ALLOC sweep"))
         return;
     for (jint i = 0; i < n; i++) {
-        ids_of(jni, cs[i]);
+        /* A class record (not just a tag): the sweep names each object's class through it.
+         * Definition before use: agents with CLASS_LOAD hear of the class first. */
+        classes_id_announced(jni, cs[i]);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
