@@ -105,9 +105,70 @@ struct walk {
     jint n_ifaces, ifaces_cap;
     struct dumpbuf cp;          /* constant pool entries of the class being assembled */
     jint n_cp;
+    /* Array lengths: JVMTI gives an object's length only where it is a referee, and an
+     * array's record is written when it is the referrer. id -> length, open addressing. */
+    jlong *len_ids;
+    jint *len_vals;
+    size_t len_cap, len_n;
     size_t records;
     bool failed;
 };
+
+static size_t len_slot(const struct walk *w, jlong id)
+{
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h >> 17) & (w->len_cap - 1);
+}
+
+static void len_put(struct walk *w, jlong id, jint length)
+{
+    if (length < 0)
+        return;
+    if (2 * (w->len_n + 1) > w->len_cap) {
+        size_t cap = w->len_cap ? w->len_cap * 2 : 4096;
+        jlong *ids = calloc(cap, sizeof *ids);
+        jint *vals = calloc(cap, sizeof *vals);
+        if (ids == NULL || vals == NULL) {
+            free(ids);
+            free(vals);
+            w->failed = true;
+            return;
+        }
+        jlong *old_ids = w->len_ids;
+        jint *old_vals = w->len_vals;
+        size_t old_cap = w->len_cap;
+        w->len_ids = ids;
+        w->len_vals = vals;
+        w->len_cap = cap;
+        w->len_n = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old_ids[i] != 0)
+                len_put(w, old_ids[i], old_vals[i]);
+        free(old_ids);
+        free(old_vals);
+    }
+    size_t i = len_slot(w, id);
+    while (w->len_ids[i] != 0 && w->len_ids[i] != id)
+        i = (i + 1) & (w->len_cap - 1);
+    if (w->len_ids[i] == 0) {
+        w->len_ids[i] = id;
+        w->len_vals[i] = length;
+        w->len_n++;
+    }
+}
+
+static jint len_get(const struct walk *w, jlong id)
+{
+    if (w->len_cap == 0)
+        return -1;
+    size_t i = len_slot(w, id);
+    while (w->len_ids[i] != 0) {
+        if (w->len_ids[i] == id)
+            return w->len_vals[i];
+        i = (i + 1) & (w->len_cap - 1);
+    }
+    return -1;
+}
 
 static jlong tag_or_new(jlong *tag_ptr, jlong size)
 {
@@ -389,7 +450,9 @@ static void finish_current(struct walk *w)
     } else if (oc != NULL && oc->kind == HC_OBJ_ARRAY) {
         db_u1(b, JVMPI_GC_OBJ_ARRAY_DUMP);
         put_id(b, id);
-        jint len = w->cur_len < 0 ? 0 : w->cur_len;
+        jint len = w->cur_len >= 0 ? w->cur_len : len_get(w, id);
+        if (len < 0)
+            len = 0;
         db_u4(b, (uint32_t)len);
         put_id(b, oc->elem_id);
         for (jint i = 0; i < len; i++)
@@ -517,6 +580,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
 {
     struct walk *w = ud;
     jlong id = tag_or_new(tag_ptr, size);
+    if (length >= 0)
+        len_put(w, id, length); /* the referee is an array: its record needs the length */
     if (w->single) {
         /* OBJECT_DUMP: only references from the initial object; visit nothing else. */
         if (referrer_tag_ptr == NULL || (*referrer_tag_ptr & TAG_ID_MASK) != w->single_tag)
@@ -610,7 +675,6 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     default:
         break;
     }
-    (void)length;
     return w->single ? 0 : JVMTI_VISIT_OBJECTS;
 }
 
@@ -757,6 +821,8 @@ static void walk_free(struct walk *w)
     free(w->elems);
     free(w->prim_copy);
     free(w->ifaces);
+    free(w->len_ids);
+    free(w->len_vals);
 }
 
 static double now_s(void)
@@ -831,6 +897,15 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     if (single != NULL) {
         jobjectID id = ids_of(jni, single);
         w.single_tag = ids_tag(id);
+        /* The walk starts at it, so it is never a referee: take an array's length here. */
+        jclass oc = (*jni)->GetObjectClass(jni, single);
+        char *sig = NULL;
+        if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, oc, &sig, NULL) == JVMTI_ERROR_NONE) {
+            if (sig[0] == '[')
+                len_put(&w, w.single_tag, (*jni)->GetArrayLength(jni, single));
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+        }
+        (*jni)->DeleteLocalRef(jni, oc);
     }
     if (!build_classes(&w)) {
         walk_free(&w);

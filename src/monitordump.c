@@ -129,6 +129,10 @@ jint monitordump_request(struct instance *inst, void *arg)
         traces[i].frames = &frames[i * TRACE_DEPTH];
         traces[i].num_frames = calltrace_fill(jni, f->thread, traces[i].frames, TRACE_DEPTH);
         status[i] = jvmpi_GetThreadStatus(inst, f->env);
+        /* The dump's own suspension is not the thread's state. */
+        for (jint k = 0; k < ns; k++)
+            if (serr[k] == JVMTI_ERROR_NONE && (*jni)->IsSameObject(jni, to_suspend[k], f->thread))
+                status[i] &= ~JVMPI_THREAD_SUSPENDED;
     }
     for (jint k = 0; k < ns; k++)
         if (serr[k] == JVMTI_ERROR_NONE)

@@ -1,0 +1,3 @@
+/** MonWaitLock: the object MonEvents waits on (Object.wait); exactly one instance exists. */
+public class MonWaitLock {
+}
