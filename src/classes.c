@@ -95,7 +95,9 @@ static char *jvmti_strdup(char *s)
     return d;
 }
 
-/* "Ljava/lang/String;" -> "java.lang.String"; "[I" stays "[I"; '/' -> '.' throughout. */
+/* "Ljava/lang/String;" -> "java.lang.String"; "[I" stays "[I"; '/' -> '.' throughout,
+ * as Class.getName() does. A hidden class's JVMTI name ends in ".0x..." (the only '.' an
+ * internal name can have); Class.getName() writes that one as '/'. */
 static char *external_name(const char *sig)
 {
     size_t n = strlen(sig);
@@ -107,8 +109,14 @@ static char *external_name(const char *sig)
     char *out = malloc(n + 1);
     if (out == NULL)
         return NULL;
-    for (size_t i = 0; i < n; i++)
+    size_t hidden_dot = n;
+    for (size_t i = 0; i < n; i++) {
         out[i] = p[i] == '/' ? '.' : p[i];
+        if (p[i] == '.')
+            hidden_dot = i;
+    }
+    if (hidden_dot < n && sig[0] == 'L')
+        out[hidden_dot] = '/';
     out[n] = '\0';
     return out;
 }
@@ -294,17 +302,38 @@ static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
         info_free(ci);
 }
 
+/* Classes whose CLASS_LOAD this thread is delivering right now (handlers nest). */
+static _Thread_local struct class_rec *tl_announcing[32];
+static _Thread_local int tl_announcing_n;
+
+static bool announcing_here(const struct class_rec *r)
+{
+    for (int k = 0; k < tl_announcing_n; k++)
+        if (tl_announcing[k] == r)
+            return true;
+    return false;
+}
+
 /* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
- * thread posts per instance; others wait until it is delivered. */
+ * thread posts per instance; others wait until it is delivered. A use of the class from
+ * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
+ * not wait: the agent is being told about the class at that very moment. */
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
+    if (announcing_here(r))
+        return;
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
         if (!event_on(inst, JVMPI_EVENT_CLASS_LOAD) || (atomic_load(&r->announced) & bit))
             continue;
         if (!(atomic_fetch_or(&r->claimed, bit) & bit)) {
+            bool pushed = tl_announcing_n < 32;
+            if (pushed)
+                tl_announcing[tl_announcing_n++] = r;
             post_class_load(jni, inst, r, cls, false);
+            if (pushed)
+                tl_announcing_n--;
             atomic_fetch_or(&r->announced, bit);
             continue;
         }

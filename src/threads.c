@@ -45,6 +45,8 @@ static void rec_free(JNIEnv *jni, struct thread_rec *r)
             (*jni)->DeleteGlobalRef(jni, r->wait_obj);
     }
     pthread_mutex_destroy(&r->wait_lock);
+    free(r->group_name);
+    free(r->parent_name);
     free(r);
 }
 
@@ -541,11 +543,21 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
 {
     struct tnames n;
     tnames_get(jni, r->ref, &n);
+    /* THREAD_END carries THREAD_START's payload (HotSpot did); the group may be gone by
+     * now, so the names THREAD_START gave are kept. */
+    pthread_mutex_lock(&r->wait_lock);
+    if (n.group != NULL && r->group_name == NULL) {
+        r->group_name = strdup(n.group);
+        r->parent_name = n.parent ? strdup(n.parent) : NULL;
+    }
+    const char *group = n.group ? n.group : r->group_name;
+    const char *parent = n.group ? n.parent : r->parent_name;
+    pthread_mutex_unlock(&r->wait_lock);
     JVMPI_Event ev;
     event_init(&ev, type, jni);
     ev.u.thread_start.thread_name = n.name;
-    ev.u.thread_start.group_name = n.group;
-    ev.u.thread_start.parent_name = n.parent;
+    ev.u.thread_start.group_name = (char *)group;
+    ev.u.thread_start.parent_name = (char *)parent;
     ev.u.thread_start.thread_id = r->ref ? ids_of(jni, r->ref) : NULL;
     ev.u.thread_start.thread_env_id = r->env;
     event_post(inst, &ev);

@@ -13,6 +13,8 @@ struct thread_rec {
     _Atomic uint32_t claimed;           /* bit per instance: THREAD_START being posted */
     _Atomic uint32_t announced;         /* bit per instance: THREAD_START delivered */
     bool end_posted;                    /* THREAD_END already posted (exiting thread) */
+    char *group_name, *parent_name;     /* as THREAD_START said: THREAD_END repeats them
+                                           (JDK 17 clears a thread's group before ThreadEnd) */
     /* JVMPI thread control (thrctl.c) */
     bool jvmpi_suspended;               /* suspended by JVMPI SuspendThread(List) */
     jint status_at_suspend;             /* GetThreadStatus answers this while suspended */
