@@ -47,7 +47,8 @@ struct class_info {
 struct class_rec {
     jlong tag;                  /* key: the class id */
     jweak ref;                  /* weak: the table must not keep classes alive */
-    struct class_info *saved;   /* kept for classes that can unload */
+    _Atomic(struct class_info *) saved; /* kept for classes that can unload */
+    bool may_unload;            /* defined by a class loader (boot classes never unload) */
     _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
     _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
     bool unloaded;
@@ -262,11 +263,9 @@ static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
     n->ref = (*jni)->NewWeakGlobalRef(jni, cls);
     jobject loader = NULL;
     (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
-    bool may_unload = loader != NULL;
+    n->may_unload = loader != NULL;
     if (loader)
         (*jni)->DeleteLocalRef(jni, loader);
-    if (may_unload)
-        n->saved = info_build(jni, cls);
     pthread_mutex_lock(&class_lock);
     HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
     if (r == NULL) {
@@ -277,20 +276,38 @@ static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
     pthread_mutex_unlock(&class_lock);
     if (n != NULL) {
         (*jni)->DeleteWeakGlobalRef(jni, n->ref);
-        info_free(n->saved);
         free(n);
     }
     return r;
 }
 
+/* Keep the CLASS_LOAD payload of a class that can unload, for CLASS_UNLOAD handlers. */
+static void ensure_saved(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    if (!r->may_unload || atomic_load(&r->saved) != NULL || cls == NULL)
+        return;
+    struct class_info *ci = info_build(jni, cls), *none = NULL;
+    if (ci != NULL && !atomic_compare_exchange_strong(&r->saved, &none, ci))
+        info_free(ci);
+}
+
 static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec *r,
                             jclass cls, bool requested)
 {
-    struct class_info *ci = r->saved;
+    struct class_info *ci = atomic_load(&r->saved);
     bool own = false;
     if (ci == NULL && cls != NULL) {
         ci = info_build(jni, cls);
-        own = true;
+        /* Kept for classes that can unload, so a CLASS_LOAD request inside their
+         * CLASS_UNLOAD handler can still be answered. Built when first announced (the class
+         * is linked by then), not when the record was made. */
+        struct class_info *none = NULL;
+        if (ci != NULL && r->may_unload && atomic_compare_exchange_strong(&r->saved, &none, ci))
+            own = false;
+        else if (ci != NULL && r->may_unload)
+            info_free(ci), ci = none, own = false;
+        else
+            own = true;
     }
     if (ci == NULL)
         return;
@@ -318,10 +335,37 @@ static bool announcing_here(const struct class_rec *r)
  * thread posts per instance; others wait until it is delivered. A use of the class from
  * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
  * not wait: the agent is being told about the class at that very moment. */
+/* A class can be named before it is prepared (an array of it was allocated, the start-up
+ * world holds it): JVMTI lists its methods and fields only once it is linked. HotSpot's
+ * CLASS_LOAD came at definition, with all members, so link it now — through reflection,
+ * which links without running static initializers. */
+static void ensure_linked(JNIEnv *jni, jclass cls)
+{
+    jint st = 0;
+    if (cls == NULL || (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
+        (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
+        return;
+    jclass cc = (*jni)->GetObjectClass(jni, cls);
+    jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m) : NULL;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state */
+    if (r)
+        (*jni)->DeleteLocalRef(jni, r);
+    (*jni)->DeleteLocalRef(jni, cc);
+}
+
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
         return;
+    bool any = false;
+    for (int i = 0; i < g_shim.ninst && !any; i++)
+        any = event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD) &&
+              !(atomic_load(&r->announced) & (1u << i));
+    if (!any)
+        return;
+    ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
@@ -355,6 +399,12 @@ jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
     if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))
         announce(jni, r, cls);
     return ids_from_tag(r->tag);
+}
+
+jobjectID classes_register(JNIEnv *jni, jclass cls)
+{
+    struct class_rec *r = cls ? rec_of(jni, cls) : NULL;
+    return r ? ids_from_tag(r->tag) : NULL;
 }
 
 jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid)
@@ -448,6 +498,11 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)jvmti;
     (void)thread;
     classes_id_announced(jni, cls);
+    if (events_any(JVMPI_EVENT_CLASS_UNLOAD)) {
+        struct class_rec *r = rec_of(jni, cls);
+        if (r != NULL)
+            ensure_saved(jni, r, cls);
+    }
 }
 
 void classes_replay(JNIEnv *jni)
@@ -680,7 +735,11 @@ static void unload_changed(int t, bool any)
         jobject loader = NULL;
         (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader);
         if (loader != NULL) {
-            rec_of(jni, cs[i]);
+            jint st = 0;
+            struct class_rec *r = rec_of(jni, cs[i]);
+            (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+            if (r != NULL && (st & JVMTI_CLASS_STATUS_PREPARED))
+                ensure_saved(jni, r, cs[i]);
             (*jni)->DeleteLocalRef(jni, loader);
         }
         (*jni)->DeleteLocalRef(jni, cs[i]);

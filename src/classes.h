@@ -7,6 +7,8 @@
 /* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
  * about it first (definition before use). For events that carry a class id. */
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
+/* The id of a class with a table record, announcing nothing (arrays, unprepared classes). */
+jobjectID classes_register(JNIEnv *jni, jclass cls);
 /* Same for the class declaring a method; returns the class id. */
 jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid);
 /* Called from ObjectFree: was this tag a class mirror? (then CLASS_UNLOAD is queued) */

@@ -22,6 +22,14 @@ jobjectID ids_of(JNIEnv *jni, jobject obj);
 jobjectID ids_peek(jobject obj);
 /* A fresh tag for an object just allocated (no other thread can see it yet). */
 jlong ids_new_tag(jlong size_bytes, jlong flags);
+/* The same id with flags and the size set (a tag the shim made before it knew the size). */
+static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
+{
+    jlong words = (size_bytes + 7) / 8;
+    if (words > TAG_SIZE_MAX_WORDS)
+        words = 0;
+    return (tag & TAG_ID_MASK) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+}
 /* A local ref for a live id, or NULL (and *why says why) for NULL, garbage and dead ids. */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */

@@ -73,6 +73,7 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 /* ---- the GC gate ---- */
 
 static _Atomic long gate_regions;
+static _Atomic int gc_disable_depth;        /* DisableGC regions of all agents */
 static _Atomic bool gate_closing;
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -115,6 +116,18 @@ void gc_gate_exit(void)
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
     }
+}
+
+void gc_disable_enter(void)
+{
+    atomic_fetch_add(&gc_disable_depth, 1);
+    gc_gate_enter();
+}
+
+void gc_disable_exit(void)
+{
+    gc_gate_exit();
+    atomic_fetch_sub(&gc_disable_depth, 1);
 }
 
 bool gc_gate_active(void)
@@ -231,8 +244,11 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         tag = ids_new_tag(size, TAG_ALLOCATED);
         if ((*jvmti)->SetTag(jvmti, obj, tag) != JVMTI_ERROR_NONE)
             return;
-    } else if (!(tag & TAG_ALLOCATED)) {
-        (*jvmti)->SetTag(jvmti, obj, tag | TAG_ALLOCATED);
+    } else if (tag & TAG_ALLOCATED) {
+        return; /* the start-up sweep reported it while this callback was on its way */
+    } else {
+        tag = ids_retag(tag, size, TAG_ALLOCATED);
+        (*jvmti)->SetTag(jvmti, obj, tag);
     }
     track(tag, size);
     post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
@@ -249,10 +265,12 @@ static jint JNICALL sweep_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 {
     (void)length;
     struct sweep *s = user_data;
+    if (*tag_ptr & TAG_ALLOCATED)
+        return 0; /* already reported live (allocated while the shim started up) */
     if (*tag_ptr == 0)
         *tag_ptr = ids_new_tag(size, TAG_ALLOCATED);
     else
-        *tag_ptr |= TAG_ALLOCATED;
+        *tag_ptr = ids_retag(*tag_ptr, size, TAG_ALLOCATED); /* same id, now with its size */
     if (s->n + 3 > s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 3 * 65536;
         jlong *t = realloc(s->tags, cap * sizeof *t);
@@ -276,8 +294,16 @@ static void tag_loaded_classes(JNIEnv *jni)
         return;
     for (jint i = 0; i < n; i++) {
         /* A class record (not just a tag): the sweep names each object's class through it.
-         * Definition before use: agents with CLASS_LOAD hear of the class first. */
-        classes_id_announced(jni, cs[i]);
+         * Definition before use: agents with CLASS_LOAD hear of linked instance classes
+         * first (as in the class replay); arrays and classes not yet prepared only get a
+         * record, and are announced when first used or prepared. */
+        jint st = 0;
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
+            !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
+            classes_id_announced(jni, cs[i]);
+        else
+            classes_register(jni, cs[i]);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
@@ -439,6 +465,12 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     (void)arg;
     /* JDK 25 may still be posting the last collection's frees from the Service Thread:
      * wait until a flush brings no more (bounded: 20 rounds of 10 ms). */
+    /* DisableGC holds the bracket back for as long as it lasts (HotSpot deferred the GC);
+     * unlike event handlers, such a region does not wait for anything the bracket does. */
+    while (atomic_load(&gc_disable_depth) > 0 && !shim_quiet()) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     flush_frees();
     for (int i = 0; i < 20; i++) {
         size_t before = frees_queued();

@@ -8,6 +8,8 @@
 void gc_gate_enter(void);
 void gc_gate_exit(void);
 bool gc_gate_active(void);          /* any GC bracket possible at all? */
+void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
+void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
 void memory_replay(JNIEnv *jni);
 void memory_module_init(void);

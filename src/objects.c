@@ -22,7 +22,7 @@ static _Atomic int gc_disabled[SHIM_MAX_INSTANCES];
 void jvmpi_DisableGC(struct instance *inst)
 {
     atomic_fetch_add(&gc_disabled[inst->slot], 1);
-    gc_gate_enter(); /* no GC bracket (GC_START..GC_FINISH) until EnableGC */
+    gc_disable_enter(); /* no GC bracket (GC_START..GC_FINISH) until EnableGC */
 }
 
 void jvmpi_EnableGC(struct instance *inst)
@@ -32,7 +32,7 @@ void jvmpi_EnableGC(struct instance *inst)
         log_info("agent %d: EnableGC without a matching DisableGC: ignored", inst->slot);
         return;
     }
-    gc_gate_exit();
+    gc_disable_exit();
 }
 
 void jvmpi_RunGC(struct instance *inst)
