@@ -1,0 +1,60 @@
+/* nmethods.c — a native JVMTI agent counting MethodEntry and MethodExit, written the way a
+ * user porting bmethods to JVMTI by hand would: both events enabled in Agent_OnLoad,
+ * atomic increments, counts printed at VMDeath:
+ *   nmethods: entries=N exits=M
+ */
+#include <jvmti.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static volatile long long entries, exits;
+
+static void JNICALL on_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)m;
+    __atomic_fetch_add(&entries, 1, __ATOMIC_RELAXED);
+}
+
+static void JNICALL on_exit_(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
+                             jboolean by_exception, jvalue rv)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)m; (void)by_exception; (void)rv;
+    __atomic_fetch_add(&exits, 1, __ATOMIC_RELAXED);
+}
+
+static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti; (void)jni;
+    printf("nmethods: entries=%lld exits=%lld\n", entries, exits);
+    fflush(stdout);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)options; (void)reserved;
+    jvmtiEnv *jvmti = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL)
+        return JNI_ERR;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_generate_method_entry_events = 1;
+    caps.can_generate_method_exit_events = 1;
+    if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+        fprintf(stderr, "nmethods: AddCapabilities failed\n");
+        return JNI_ERR;
+    }
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.MethodEntry = on_entry;
+    cb.MethodExit = on_exit_;
+    cb.VMDeath = on_death;
+    (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+    jvmtiEvent evs[] = {JVMTI_EVENT_METHOD_ENTRY, JVMTI_EVENT_METHOD_EXIT, JVMTI_EVENT_VM_DEATH};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, evs[i], NULL) != JVMTI_ERROR_NONE) {
+            fprintf(stderr, "nmethods: SetEventNotificationMode(%d) failed\n", (int)evs[i]);
+            return JNI_ERR;
+        }
+    return JNI_OK;
+}

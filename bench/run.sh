@@ -1,0 +1,250 @@
+#!/bin/bash
+# run.sh — the benchmark harness behind `make bench` (which runs `make all` first).
+#
+#   bench/run.sh                     every scenario on every JDK tools/find-jdk.sh lists
+#   bench/run.sh --summarize DIR     print the report again from DIR/results.tsv
+#
+# Environment:
+#   BENCH_JDKS="DIR ..."     JDK homes to run on (default: tools/find-jdk.sh all)
+#   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads (default: all four)
+#   BENCH_QUICK=1            2-3 rounds per scenario instead of 5-15 (a smoke test)
+#   BENCH_ROUNDS_<SCEN>=N    rounds of one scenario, e.g. BENCH_ROUNDS_IDLE=25
+#   BENCH_JAVA_OPTS="..."    extra JVM options for every run (default: none)
+#   BENCH_TIMEOUT=S          per-run timeout in seconds (default 300); a run that hits it is a hang
+#
+# Each scenario runs one workload (bench/java) under three configurations: no agent, the shim
+# with a JVMPI agent (bench/agents/b*.c), and a native JVMTI agent doing the same job
+# (bench/agents/n*.c). A round runs every configuration once, back to back; the order rotates
+# from round to round (A B C, B C A, C A B, ...) so no configuration always runs first. The
+# time used is the workload's own elapsed_ms, measured inside Java around its loop (JVM
+# start-up and exit excluded); wall time is the fallback. Ratios are medians of per-round
+# ratios, with IQR and min..max.
+#
+# Output: build/bench/<date-time>/ (build/bench/latest points to the newest):
+#   report.txt    everything printed here
+#   results.tsv   one line per run: jdk scenario round config status elapsed_ms cpu_ms wall_ms
+#                 process_cpu_s counts
+#   summary.tsv   the final table
+#   raw/jdkN/SCENARIO/rNN-CONFIG.{cmd,out,err,time}   each run's command line and output
+#
+# Exit status: 0 when every run completed (goals met or missed: a benchmark is not a test);
+# 1 when a run crashed, hung (timeout) or printed no result; 3 when the shim's and the native
+# agent's event counts disagree (more than 2x) or fall below what the workload does.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+BENCH=$ROOT/build/bench
+
+# ---- scenarios: workload, arguments, configurations (none shim native), rounds, goal ----
+# goal: shim_none | shim_native | none ; countkey: the agent count compared (and the minimum
+# the workload itself produces).
+scenario() {
+  case "$1" in
+    idle)    WL=Idle;        WARGS="30000000";      CONFS="none bnothing nnothing"; ROUNDS=15
+             GOAL=shim_none;   GOALMAX=1.02; COUNTKEY="";        EXPECT=""
+             DESC="Idle 30000000: calls + allocation + synchronized, agent enables no event" ;;
+    methods) WL=MethodCalls; WARGS="5000000";       CONFS="none bmethods nmethods"; ROUNDS=5
+             GOAL=shim_native; GOALMAX=0.5;  COUNTKEY=entries; EXPECT=5000000
+             DESC="MethodCalls 5000000: 5 M megamorphic calls, METHOD_ENTRY/EXIT counted" ;;
+    allocs)  WL=Alloc;       WARGS="4000000";       CONFS="none ballocs nallocs";   ROUNDS=5
+             GOAL=shim_native; GOALMAX=1.2;  COUNTKEY=allocs;  EXPECT=4000000
+             DESC="Alloc 4000000: 4 M small objects, OBJECT_ALLOC/FREE + GC counted" ;;
+    threads) WL=Threads;     WARGS="32 100000";     CONFS="none bmethods nmethods"; ROUNDS=5
+             GOAL=none;        GOALMAX="";   COUNTKEY=entries; EXPECT=3200000
+             DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
+    *) echo "run.sh: unknown scenario $1" >&2; return 1 ;;
+  esac
+  local up; up=$(echo "$1" | tr "[:lower:]" "[:upper:]")
+  local override; eval "override=\${BENCH_ROUNDS_$up:-}"
+  if [ -n "$override" ]; then ROUNDS=$override
+  elif [ "${BENCH_QUICK:-0}" = 1 ]; then [ "$1" = idle ] && ROUNDS=3 || ROUNDS=2
+  fi
+}
+
+jdk_major() { sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null; }
+jdk_desc() { "$1/bin/java" -version 2>&1 | sed -n '2s/.*(build \(.*\))$/\1/p' | head -n 1; }
+
+summarize_scenario() { # DIR JDKMAJOR SCEN
+  local dir=$1 v=$2 s=$3
+  scenario "$s" || return 1
+  # shellcheck disable=SC2086
+  set -- $CONFS
+  awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" \
+      -v goal="$GOAL" -v goalmax="$GOALMAX" -v countkey="$COUNTKEY" -v expect="$EXPECT" \
+      -v summary="$dir/summary.tsv" -v checks="$dir/checks.txt" \
+      -f "$ROOT/bench/summarize.awk" "$dir/results.tsv"
+}
+
+print_summary() { # DIR
+  local dir=$1
+  echo
+  echo "==== summary ===="
+  echo "ms: median in-Java elapsed ms; ratios: median of per-round ratios of elapsed ms [IQR];"
+  echo "cpu: the same ratio of the workload threads' CPU time (less disturbed by other load)"
+  { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
+    cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
+}
+
+if [ "${1:-}" = --summarize ]; then
+  dir=$(readlink -f "${2:-$BENCH/latest}")
+  [ -f "$dir/results.tsv" ] || { echo "run.sh: no $dir/results.tsv" >&2; exit 2; }
+  : >"$dir/summary.tsv"; : >"$dir/checks.txt"
+  for v in $(cut -f1 "$dir/results.tsv" | sort -un); do
+    for s in $(awk -F'\t' -v v="$v" '$1==v{print $2}' "$dir/results.tsv" | awk '!seen[$0]++'); do
+      echo "--- JDK $v / $s"
+      summarize_scenario "$dir" "$v" "$s"
+    done
+  done
+  print_summary "$dir"
+  exit 0
+fi
+
+# ---- build ----
+BUILD_JDK=${JDK:-$(tools/find-jdk.sh build)}
+[ -n "$BUILD_JDK" ] || { echo "run.sh: no JDK to build with (tools/find-jdk.sh build)" >&2; exit 2; }
+[ -f build/libjvmpishim.so ] || { echo "run.sh: build/libjvmpishim.so missing: run make all" >&2; exit 2; }
+make -s -f bench/Makefile JDK="$BUILD_JDK" || { echo "run.sh: building the benchmarks failed" >&2; exit 2; }
+
+JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
+SCENARIOS=${BENCH_SCENARIOS:-idle methods allocs threads}
+TIMEOUT=${BENCH_TIMEOUT:-300}
+JOPTS=${BENCH_JAVA_OPTS:-}
+SHIM=$ROOT/build/libjvmpishim.so
+AG=$BENCH/agents
+CLASSES=$BENCH/classes
+TIME=/usr/bin/time; [ -x "$TIME" ] || TIME=""
+
+STAMP=$(date +%Y%m%d-%H%M%S)
+OUT=$BENCH/$STAMP
+mkdir -p "$OUT/raw"
+ln -sfn "$STAMP" "$BENCH/latest"
+
+config_args() { # CONFIG -> JVM agent arguments
+  case "$1" in
+    none) ;;
+    b*) echo "-agentpath:$SHIM=legacy=$AG/lib$1.so" ;;
+    n*) echo "-agentpath:$AG/lib$1.so" ;;
+  esac
+}
+
+CRASHES=0
+# run_one JDKHOME MAJOR SCEN ROUND CONFIG -> prints the elapsed ms (or FAIL), appends to results.tsv
+run_one() {
+  local j=$1 v=$2 s=$3 r=$4 c=$5
+  local d=$OUT/raw/jdk$v/$s
+  mkdir -p "$d"
+  local base; base=$d/r$(printf %02d "$r")-$c
+  local -a cmd=("$j/bin/java")
+  # shellcheck disable=SC2206
+  [ -n "$JOPTS" ] && cmd+=($JOPTS)
+  local a; a=$(config_args "$c"); [ -n "$a" ] && cmd+=("$a")
+  # shellcheck disable=SC2206
+  cmd+=(-cp "$CLASSES" "$WL" $WARGS)
+  printf '%q ' "${cmd[@]}" >"$base.cmd"; echo >>"$base.cmd"
+  local t0 t1 rc
+  t0=$(date +%s%N)
+  if [ -n "$TIME" ]; then
+    (cd "$d" && "$TIME" -f "%U %S" -o "$base.time" timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
+  else
+    (cd "$d" && timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
+  fi
+  rc=$?
+  t1=$(date +%s%N)
+  local wall=$(( (t1 - t0) / 1000000 ))
+  local ms; ms=$(sed -n 's/^BENCH .*elapsed_ms=\([0-9]*\).*/\1/p' "$base.out" | head -n 1)
+  local tcpu; tcpu=$(sed -n 's/^BENCH .*cpu_ms=\([0-9]*\).*/\1/p' "$base.out" | head -n 1)
+  [ -n "$tcpu" ] || tcpu="-"
+  local cpu="-"
+  if [ -n "$TIME" ] && [ -f "$base.time" ]; then
+    cpu=$(awk 'NF==2 && $1 ~ /^[0-9.]+$/ {printf "%.2f", $1+$2}' "$base.time"); [ -n "$cpu" ] || cpu="-"
+  fi
+  local counts
+  counts=$(sed -n 's/^\(bmethods\|nmethods\|ballocs\|nallocs\): //p' "$base.out" | head -n 1 | tr ' ' ',')
+  [ -n "$counts" ] || counts="-"
+  local status=ok
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status="hang(timeout ${TIMEOUT}s)"
+  elif [ $rc -ne 0 ]; then status="crash(rc=$rc)"
+  elif grep -q 'A fatal error has been detected' "$base.out" "$base.err" 2>/dev/null; then status="crash(hs_err)"
+  elif [ -z "$ms" ]; then status="noresult"
+  fi
+  # An agent that counts must have printed its counts at shutdown (JVM_SHUT_DOWN / VMDeath).
+  if [ "$status" = ok ] && [ -n "$COUNTKEY" ] && [ "$c" != none ] && [ "$counts" = - ]; then
+    status="nocounts"
+  fi
+  [ -n "$ms" ] || ms=$wall
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "$tcpu" "$wall" \
+    "$cpu" "$counts" >>"$OUT/results.tsv"
+  if [ "$status" != ok ]; then
+    CRASHES=$((CRASHES + 1))
+    {
+      echo "  !! $status: JDK $v $s round $r $c (exit status $rc, wall ${wall} ms)"
+      echo "  !! command: $(cat "$base.cmd")"
+      echo "  !! stdout (last 10 lines):"; tail -n 10 "$base.out" | sed 's/^/  !!   /'
+      echo "  !! stderr (last 20 lines):"; tail -n 20 "$base.err" | sed 's/^/  !!   /'
+      ls "$d"/hs_err_pid*.log 2>/dev/null | sed 's/^/  !! hs_err: /'
+    } >&2
+    RUNRES="FAIL:$status"
+  else
+    RUNRES=$ms
+  fi
+}
+
+main() {
+  local start; start=$(date +%s)
+  echo "==== jvmpishim benchmarks ===="
+  echo "date:     $(date '+%Y-%m-%d %H:%M:%S %Z')"
+  echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(awk '/MemTotal/{printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo), $(uname -sr)"
+  echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15-min load average at start; the machine is shared)"
+  echo "compiler: $(cc --version | head -n 1)"
+  echo "shim:     build/libjvmpishim.so $(stat -c '%s bytes, built %y' "$SHIM" | cut -d. -f1), sha256 $(sha256sum "$SHIM" | cut -c1-16)"
+  local j
+  for j in $JDKS; do echo "JDK:      $(jdk_major "$j") = $j ($(jdk_desc "$j"))"; done
+  echo "built with: $BUILD_JDK (agents: cc -std=gnu99 -Wall -Wextra -Werror -O2 -fPIC -shared)"
+  echo "JVM options: ${JOPTS:-(none: JDK defaults)}; per-run timeout ${TIMEOUT}s"
+  echo "raw output: $OUT"
+  : >"$OUT/results.tsv"; : >"$OUT/summary.tsv"; : >"$OUT/checks.txt"
+  for j in $JDKS; do
+    local v; v=$(jdk_major "$j")
+    # One throw-away run so the first measured run does not pay for a cold page cache.
+    "$j/bin/java" -cp "$CLASSES" MethodCalls 1000000 >/dev/null 2>&1
+    local s
+    for s in $SCENARIOS; do
+      scenario "$s" || continue
+      local -a confs; read -r -a confs <<<"$CONFS"
+      local n=${#confs[@]}
+      echo
+      echo "--- JDK $v / $s: $DESC; $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+      local sstart; sstart=$(date +%s)
+      local r
+      for r in $(seq 1 "$ROUNDS"); do
+        local line k
+        line="  round $(printf %2d "$r"):"
+        for k in $(seq 0 $((n - 1))); do
+          local c=${confs[$(( (k + r - 1) % n ))]}
+          run_one "$j" "$v" "$s" "$r" "$c"
+          line="$line $c $RUNRES |"
+        done
+        echo "${line% |}"
+      done
+      echo "  ($(( $(date +%s) - sstart )) s; load now $(cut -d' ' -f1 /proc/loadavg))"
+      summarize_scenario "$OUT" "$v" "$s"
+    done
+  done
+  print_summary "$OUT"
+  echo
+  echo "total runtime: $(( $(date +%s) - start )) s; raw output in $OUT"
+  local nchk; nchk=$(grep -c . "$OUT/checks.txt")
+  if [ "$CRASHES" -gt 0 ]; then
+    echo "RESULT: $CRASHES run(s) crashed, hung or printed no result (see the !! lines and $OUT/raw)"
+    return 1
+  fi
+  if [ "$nchk" -gt 0 ]; then
+    echo "RESULT: event counts of the shim and the native agent disagree:"; sed 's/^/  /' "$OUT/checks.txt"
+    return 3
+  fi
+  echo "RESULT: all runs completed (goal MISSes are results, not failures)"
+  return 0
+}
+
+main 2>&1 | tee "$OUT/report.txt"
+exit "${PIPESTATUS[0]}"
