@@ -15,6 +15,7 @@
  */
 #include "api.h"
 #include "events.h"
+#include "memory.h"
 #include "worker.h"
 
 #include <signal.h>
@@ -170,7 +171,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     /* From here only this thread delivers events. Deliveries other threads had already
      * begun may finish first (bounded: a handler blocked on this thread must not hang the
      * exit), so the agent's shutdown handler does not race its own event handlers. */
-    for (int i = 0; i < 200 && atomic_load(&g_shim.inflight) > 0; i++) {
+    for (int i = 0; i < 400 && (striped_sum(&g_shim.inflight) > 0 || gc_bracket_open()); i++) {
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }

@@ -434,9 +434,36 @@ jint classes_type_code(char sig)
     return JVMPI_CLASS;
 }
 
+/* Per-thread cache class tag -> record for the allocation path (no class_lock there).
+ * Records live until their class unloads, and a dead class's tag is never seen again. */
+#define CCACHE 64
+static _Thread_local struct {
+    jlong id;                   /* compared before the record is touched: a record freed
+                                   at unload is only reachable through its own, dead id */
+    struct class_rec *r;
+} tl_ccache[CCACHE];
+
+static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
+{
+    jlong tag = 0;
+    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &tag) == JVMTI_ERROR_NONE && tag != 0) {
+        jlong id = tag & TAG_ID_MASK;
+        unsigned k = (unsigned)((id >> 3) % CCACHE);
+        if (tl_ccache[k].id == id)
+            return tl_ccache[k].r;
+    }
+    struct class_rec *r = rec_of(jni, cls);
+    if (r != NULL) {
+        unsigned k = (unsigned)((r->tag >> 3) % CCACHE);
+        tl_ccache[k].id = r->tag;
+        tl_ccache[k].r = r;
+    }
+    return r;
+}
+
 bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id)
 {
-    struct class_rec *r = rec_of(jni, cls);
+    struct class_rec *r = rec_of_cached(jni, cls);
     if (r == NULL)
         return false;
     if (!atomic_load_explicit(&r->alloc_known, memory_order_acquire)) {

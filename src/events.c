@@ -16,6 +16,7 @@
 #include "events.h"
 #include "memory.h"
 #include "threads.h"
+#include "worker.h"
 
 #include <string.h>
 
@@ -227,6 +228,16 @@ jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
     return JVMPI_NOT_AVAILABLE;
 }
 
+static _Atomic int next_stripe;
+static _Thread_local int tl_stripe = -1;
+
+int stripe_index(void)
+{
+    if (tl_stripe < 0)
+        tl_stripe = atomic_fetch_add(&next_stripe, 1) % STRIPES;
+    return tl_stripe;
+}
+
 void event_init(JVMPI_Event *ev, jint type, JNIEnv *env)
 {
     memset(ev, 0, sizeof *ev);
@@ -256,22 +267,24 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
         events_gate_wait();
     /* Counted in flight before the phase is read, so that shutdown, having set the phase,
      * can wait for deliveries already past this check (see cb_vm_death). */
-    atomic_fetch_add(&g_shim.inflight, 1);
+    striped_add(&g_shim.inflight, 1);
     int phase = atomic_load(&g_shim.phase);
+    /* A GC bracket that has begun is finished even if shutdown starts meanwhile: agents
+     * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock. */
     bool allowed = phase < PHASE_SHUTTING ||
-                   (phase == PHASE_SHUTTING && pthread_equal(pthread_self(), g_shim.shutdown_thread));
+                   (phase == PHASE_SHUTTING && (pthread_equal(pthread_self(), g_shim.shutdown_thread) ||
+                                                (gc_bracket_open() && worker_is_self())));
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
     if (!allowed || notify == NULL) {
         /* During JVM_SHUT_DOWN only the shutting-down thread talks to the agent; after it,
          * or after ProfilerExit, nobody does. */
-        atomic_fetch_sub(&g_shim.inflight, 1);
+        striped_add(&g_shim.inflight, -1);
         return false;
     }
     /* Definition before use: the thread an event names is announced first. */
     if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
         event_on(inst, JVMPI_EVENT_THREAD_START))
         threads_announce_self(ev->env_id);
-    atomic_fetch_add_explicit(&inst->delivered[t], 1, memory_order_relaxed);
     /* JVMPI delivers events "with GC disabled": no synthesized GC bracket overlaps a
      * handler. Requested events are calls the agent makes, possibly holding its own
      * locks: they pass, as HotSpot did not GC-lock most of them either. */
@@ -281,7 +294,7 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     notify(ev);
     if (region)
         gc_gate_exit();
-    atomic_fetch_sub(&g_shim.inflight, 1);
+    striped_add(&g_shim.inflight, -1);
     return true;
 }
 

@@ -54,6 +54,21 @@
 static _Atomic jlong live_objects, live_bytes;
 static _Atomic uint32_t arena_announced;    /* bit per instance */
 static _Atomic bool in_hidden_gc;           /* the collection the shim runs itself */
+static _Atomic bool bracket_open;           /* between GC_START and GC_FINISH */
+
+bool gc_bracket_open(void)
+{
+    return atomic_load(&bracket_open);
+}
+static _Atomic bool sweep_settled;          /* no allocation callback can race the sweep */
+static jlong sweep_end_ms;
+
+static jlong now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 static _Atomic bool sampling_on;
 
 /* Sizes too large for the tag (rare), by id. */
@@ -72,7 +87,7 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the GC gate ---- */
 
-static _Atomic long gate_regions;
+static struct striped gate_regions;
 static _Atomic int gc_disable_depth;        /* DisableGC regions of all agents */
 static _Atomic bool gate_closing;
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,16 +101,15 @@ void gc_gate_enter(void)
     if (tl_region_depth++ > 0)
         return;
     for (int round = 0;; round++) {
-        atomic_fetch_add(&gate_regions, 1);
+        striped_add(&gate_regions, 1);
         if (!atomic_load(&gate_closing) || worker_is_self() || round > 0)
             return;
         /* A bracket is being set up: step back and wait for it, but not forever: this
          * thread may hold an agent lock the bracket's handlers need. */
-        if (atomic_fetch_sub(&gate_regions, 1) == 1) {
-            pthread_mutex_lock(&gate_lock);
-            pthread_cond_broadcast(&gate_cond);
-            pthread_mutex_unlock(&gate_lock);
-        }
+        striped_add(&gate_regions, -1);
+        pthread_mutex_lock(&gate_lock);
+        pthread_cond_broadcast(&gate_cond);
+        pthread_mutex_unlock(&gate_lock);
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += 1;
@@ -111,7 +125,8 @@ void gc_gate_exit(void)
 {
     if (--tl_region_depth > 0)
         return;
-    if (atomic_fetch_sub(&gate_regions, 1) == 1 && atomic_load(&gate_closing)) {
+    striped_add(&gate_regions, -1);
+    if (atomic_load(&gate_closing)) {
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
@@ -146,9 +161,9 @@ static bool gate_close(void)
     pthread_mutex_lock(&gate_lock);
     atomic_store(&gate_closing, true);
     bool ok = true;
-    while (atomic_load(&gate_regions) > 0)
+    while (striped_sum(&gate_regions) > 0)
         if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0 &&
-            atomic_load(&gate_regions) > 0) {
+            striped_sum(&gate_regions) > 0) {
             ok = false;
             break;
         }
@@ -237,9 +252,15 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)thread;
     if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
         return;
-    /* A new object: no other thread can have tagged it, so no lock is needed. */
+    /* A new object: no other thread can have tagged it, so no lock is needed. Only the
+     * start-up sweep may have reached it first (it ran while this thread was between the
+     * allocation and this callback), so the tag is read only around that time. */
     jlong tag = 0;
-    (*jvmti)->GetTag(jvmti, obj, &tag);
+    if (!atomic_load_explicit(&sweep_settled, memory_order_relaxed)) {
+        (*jvmti)->GetTag(jvmti, obj, &tag);
+        if (atomic_load(&g_shim.phase) >= PHASE_LIVE && now_ms() > sweep_end_ms + 2000)
+            atomic_store(&sweep_settled, true);
+    }
     if (tag == 0) {
         tag = ids_new_tag(size, TAG_ALLOCATED);
         if ((*jvmti)->SetTag(jvmti, obj, tag) != JVMTI_ERROR_NONE)
@@ -332,6 +353,7 @@ void memory_replay(JNIEnv *jni)
         post_alloc(jni, NULL, 0, NULL, cls, s.tags[i + 2], ids_from_tag(s.tags[i]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
+    sweep_end_ms = now_ms();
     log_debug("start-up replay: %zu objects", s.n / 3);
     free(s.tags);
 }
@@ -498,7 +520,13 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     free_n = free_cap = 0;
     pthread_mutex_unlock(&free_lock);
 
+    if (shim_quiet()) {
+        gate_open();
+        free(ids);
+        return;
+    }
     JVMPI_Event ev;
+    atomic_store(&bracket_open, true);
     event_init(&ev, JVMPI_EVENT_GC_START, jni);
     event_post_all(&ev);
     for (size_t i = 0; i < n; i++) {
@@ -512,6 +540,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     ev.u.gc_info.used_object_space = atomic_load(&live_bytes);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
+    atomic_store(&bracket_open, false);
     gate_open();
 }
 

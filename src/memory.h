@@ -11,6 +11,7 @@ bool gc_gate_active(void);          /* any GC bracket possible at all? */
 void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
 void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
+bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
 void memory_replay(JNIEnv *jni);
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */

@@ -36,7 +36,31 @@ struct method_rec {
 static struct method_rec *methods;
 static pthread_rwlock_t methods_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-static struct method_rec *method_rec(JNIEnv *jni, jmethodID m)
+/* Per-thread direct-mapped cache in front of the table: method events are the hottest
+ * path and must not share a lock's cache line. Records are never freed, so a cached
+ * pointer stays valid. */
+#define MCACHE 256
+static _Thread_local struct method_rec *tl_mcache[MCACHE];
+
+static inline unsigned mslot(jmethodID m)
+{
+    return (unsigned)(((uintptr_t)m >> 3) * 2654435761u) % MCACHE;
+}
+
+static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m);
+
+static inline struct method_rec *method_rec(JNIEnv *jni, jmethodID m)
+{
+    struct method_rec *r = tl_mcache[mslot(m)];
+    if (r != NULL && r->method == m)
+        return r;
+    r = method_rec_slow(jni, m);
+    if (r != NULL)
+        tl_mcache[mslot(m)] = r;
+    return r;
+}
+
+static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
 {
     struct method_rec *r;
     pthread_rwlock_rdlock(&methods_lock);

@@ -40,6 +40,7 @@
 #include "jvmpi.h"
 #include "log.h"
 #include "options.h"
+#include "stripe.h"
 
 #define SHIM_MAX_INSTANCES 4
 #define SHIM_NUM_EVENTS (JVMPI_MAX_EVENT_TYPE_VAL + 1)
@@ -68,9 +69,8 @@ struct instance {
     /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
      * DisableEvent(t) since. Read lock-free on every event. */
     _Atomic uint64_t enabled;
-    /* Usage, for the migration report: calls per JVMPI function, events delivered. */
+    /* Usage: calls per JVMPI function (not on the per-event path). */
     _Atomic uint64_t calls[SHIM_NUM_FUNCTIONS];
-    _Atomic uint64_t delivered[SHIM_NUM_EVENTS];
 };
 
 enum shim_phase {
@@ -97,7 +97,7 @@ struct shim {
     pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
     pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
-    _Atomic long inflight;              /* event_post calls between check and return */
+    struct striped inflight;            /* event_post calls between check and return */
     bool check_dumps;                   /* checkdumps option: validate every dump built */
 };
 
