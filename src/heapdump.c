@@ -15,14 +15,17 @@
  * JVMPI's order: the class's own fields in reverse declaration order, then its
  * superclass's, and so on — the order CLASS_LOAD lists them in.
  *
- * Roots, in HotSpot's order: per thread JAVA_FRAME and JNI_LOCAL (obj, JNIEnv*, u4 frame
- * number counted N..1 from the top frame, as HotSpot did), then JNI_GLOBAL (obj, handle:
+ * Roots: first the per-thread ones, JAVA_FRAME and JNI_LOCAL (obj, JNIEnv*, u4 frame
+ * number counted N..1 from the top frame, as HotSpot did), then the others in the order
+ * JVMTI reports them (HotSpot sorted each kind by address; the order carries no meaning):
+ * JNI_GLOBAL (obj, handle:
  * JVMTI does not tell the handle, so it is NULL), STICKY_CLASS for system classes,
  * MONITOR_USED, THREAD_OBJ (obj, JNIEnv*: JVMTI reports thread objects as roots; HotSpot
  * never emitted this record and its layout is the shim's), UNKNOWN for other roots.
  * Class dumps: super, loader, signers and protection domain from the walk, class name NULL
- * (as HotSpot), reserved NULL, instance size as the heap reports instances (else the sum of
- * its fields after a 12-byte header, 8-aligned), interfaces, resolved constant-pool object
+ * (as HotSpot), reserved NULL, instance size computed from the fields (12-byte header,
+ * 4-byte references: compressed oops and class pointers, the default; 8-aligned),
+ * interfaces, resolved constant-pool object
  * constants (u2 index, JVMPI_CLASS, id), statics in CLASS_LOAD's order. Level 1 omits
  * primitive field, static and array element values, as the spec says. Array-class mirrors
  * appear only at level 0, as in HotSpot.
@@ -942,6 +945,9 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
             event_init(&ev, JVMPI_EVENT_OBJECT_DUMP | JVMPI_REQUESTED_EVENT, jni);
             ev.u.object_dump.data_len = (jint)out.len;
             ev.u.object_dump.data = (char *)out.p;
+            /* HotSpot filled heap_dump.begin/end here (begin overlays data): agents that
+             * read heap_dump.end find it too. */
+            ev.u.heap_dump.end = (char *)out.p + out.len;
         } else {
             event_init(&ev, JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT, jni);
             ev.u.heap_dump.dump_level = level;

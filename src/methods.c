@@ -77,7 +77,7 @@ static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
     r->is_static = (mods & 0x0008) != 0;
     if (jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
         classes_method_announced(jni, m);
-        r->announced = 1;
+        r->announced = g_shim.ninst == 1;
     }
     struct method_rec *old;
     pthread_rwlock_wrlock(&methods_lock);
@@ -98,7 +98,9 @@ static struct method_rec *method_announced(JNIEnv *jni, jmethodID m)
     struct method_rec *r = method_rec(jni, m);
     if (r != NULL && !r->announced && jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
         classes_method_announced(jni, m);
-        r->announced = 1;
+        /* With several agents, one may enable CLASS_LOAD later: ask every time then
+         * (classes_method_announced is cheap once a class went out to everyone). */
+        r->announced = g_shim.ninst == 1;
     }
     return r;
 }

@@ -51,7 +51,10 @@ jint modules_enable_always(void)
     return threads_module_enable();
 }
 
-/* HotSpot's start-up order: objects, then classes, then threads, then JVM_INIT_DONE. */
+/* Start-up replay. HotSpot's order was objects, then classes, then threads, then
+ * JVM_INIT_DONE, so OBJECT_ALLOC named classes before their CLASS_LOAD; here each class is
+ * announced before the first object that names it (definition before use), then the
+ * remaining classes, then threads; JVM_INIT_DONE follows. */
 void replay_startup(JNIEnv *jni)
 {
     worker_start(jni);

@@ -1,6 +1,6 @@
 /* options.c — parse "opt,opt,...,legacy=PATH[:AGENT_OPTIONS]".
  *
- * Pure function of the text, unit-tested and fuzzed without a JVM. The legacy= item is
+ * Pure function of the text, unit-tested without a JVM. The legacy= item is
  * last and takes the rest of the string: everything after its first ':' is the legacy
  * agent's own option string, passed verbatim to its JVM_OnLoad (commas, '=' and further
  * ':' included), exactly what -Xrun<agent>:<options> handed it on JDK 1.2-1.4. Shim

@@ -84,7 +84,8 @@ void worker_start(JNIEnv *jni)
     jthread t = threads_new_system_thread(jni, "JVMPI shim worker");
     if (t == NULL) {
         (*jni)->ExceptionClear(jni);
-        log_error("cannot create the shim's worker thread: CLASS_UNLOAD will not be delivered");
+        log_error("cannot create the shim's worker thread: CLASS_UNLOAD, OBJECT_FREE and "
+                  "GC_START/GC_FINISH will not be delivered");
         return;
     }
     q_started = true;
