@@ -104,6 +104,22 @@ static void request_capabilities(void)
     (*g_shim.jvmti)->GetCapabilities(g_shim.jvmti, &g_shim.caps);
 }
 
+/* End the VM with status code through Runtime.halt: the VM's own orderly exit path,
+ * without shutdown hooks (callers set profiler_exit first, so VMDeath posts no
+ * JVM_SHUT_DOWN, as HotSpot posted none on ProfilerExit); _exit if that fails. */
+static _Noreturn void halt_vm(JNIEnv *jni, jint code)
+{
+    if (jni != NULL) {
+        jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
+        jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+        jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
+        jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+        if (r != NULL && halt != NULL)
+            (*jni)->CallVoidMethod(jni, r, halt, code);
+    }
+    _exit(code);
+}
+
 /* A set-up error found after Agent_OnLoad (JVM_OnLoad failed, no NotifyEvent): the user
  * asked for a profiler and would not get one, so the VM must not run the program. This is
  * as close to "refuse VM start" as VMInit allows: halt with status 1, the status java
@@ -115,15 +131,7 @@ static void refuse_start(JNIEnv *jni)
     fflush(stderr);
     atomic_store(&g_shim.profiler_exit, 1);
     atomic_store(&g_shim.phase, PHASE_DEAD);
-    if (jni != NULL) {
-        jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
-        jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
-        jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
-        jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
-        if (r != NULL && halt != NULL)
-            (*jni)->CallVoidMethod(jni, r, halt, 1);
-    }
-    _exit(1);
+    halt_vm(jni, 1);
 }
 
 static void post_simple(jint type, JNIEnv *jni)
@@ -227,16 +235,7 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     if (jni == NULL &&
         (*g_shim.vm)->AttachCurrentThreadAsDaemon(g_shim.vm, (void **)&jni, NULL) != JNI_OK)
         jni = NULL;
-    if (jni != NULL) {
-        /* Runtime.halt: the VM's own orderly exit path, without shutdown hooks. */
-        jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
-        jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
-        jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
-        jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
-        if (r != NULL && halt != NULL)
-            (*jni)->CallVoidMethod(jni, r, halt, code);
-    }
-    _exit(code);
+    halt_vm(jni, code);
 }
 
 static jint shim_init_once(JavaVM *vm)
