@@ -6,7 +6,7 @@
 #
 # Environment:
 #   BENCH_JDKS="DIR ..."     JDK homes to run on (default: tools/find-jdk.sh all)
-#   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads (default: all four)
+#   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads dump (default: all five)
 #   BENCH_QUICK=1            2-3 rounds per scenario instead of 5-15 (a smoke test)
 #   BENCH_ROUNDS_<SCEN>=N    rounds of one scenario, e.g. BENCH_ROUNDS_IDLE=25
 #   BENCH_JAVA_OPTS="..."    extra JVM options for every run (default: none)
@@ -20,24 +20,38 @@
 # start-up and exit excluded); wall time is the fallback. Ratios are medians of per-round
 # ratios, with IQR and min..max.
 #
+# The dump scenario is different: HeapBig builds ~2 M live objects and waits. Configuration
+# bdump is the shim with bench/agents/bdump.c, which takes a level-2 JVMPI HEAP_DUMP when the
+# harness sends SIGQUIT (DATA_DUMP_REQUEST) and prints the time RequestEvent took; jcmd is the
+# same workload without an agent, dumped with `jcmd PID GC.heap_dump -all=false FILE`, timed
+# by the VM ("Heap dump file created [N bytes in X secs]") and from outside (wall time of
+# the jcmd command). A round is one JVM of each, order alternating; the .hprof file is
+# deleted right after each run. The goal compares the in-VM dump times (shim/jcmd).
+#
 # Output: build/bench/<date-time>/ (build/bench/latest points to the newest):
 #   report.txt    everything printed here
 #   results.tsv   one line per run: jdk scenario round config status elapsed_ms cpu_ms wall_ms
-#                 process_cpu_s counts
+#                 process_cpu_s counts (dump: elapsed_ms = the in-VM dump time, wall_ms = the
+#                 dump seen from outside: SIGQUIT to the DUMP_MS line, or the jcmd command;
+#                 counts = bytes=..., records=... from the shim's progress line)
 #   summary.tsv   the final table
 #   raw/jdkN/SCENARIO/rNN-CONFIG.{cmd,out,err,time}   each run's command line and output
+#                 (dump: also rNN-jcmd.jcmd, the jcmd command line and its output)
 #
 # Exit status: 0 when every run completed (goals met or missed: a benchmark is not a test);
-# 1 when a run crashed, hung (timeout) or printed no result; 3 when the shim's and the native
-# agent's event counts disagree (more than 2x) or fall below what the workload does.
+# 1 when a run crashed, hung (timeout) or printed no result (dump: a dump that failed); 3 when
+# the shim's and the native agent's event counts disagree (more than 2x) or fall below what
+# the workload does (dump: the shim's dump bytes against the .hprof size and the minimum for
+# 2 M object records).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 BENCH=$ROOT/build/bench
 
 # ---- scenarios: workload, arguments, configurations (none shim native), rounds, goal ----
-# goal: shim_none | shim_native | none ; countkey: the agent count compared (and the minimum
-# the workload itself produces).
+# goal: shim_none | shim_native | shim_jcmd | none ; countkey: the agent count compared (and
+# the minimum the workload itself produces). A two-configuration scenario (dump) lists the
+# shim configuration first and its comparison second.
 scenario() {
   case "$1" in
     idle)    WL=Idle;        WARGS="30000000";      CONFS="none bnothing nnothing"; ROUNDS=15
@@ -52,6 +66,11 @@ scenario() {
     threads) WL=Threads;     WARGS="32 100000";     CONFS="none bmethods nmethods"; ROUNDS=5
              GOAL=none;        GOALMAX="";   COUNTKEY=entries; EXPECT=3200000
              DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
+    # EXPECT: the smallest level-2 dump of the workload's own objects: 1 M Node records
+    # (u1 type, id, class id, u4 length, id + id + int = 41 bytes) + 1 M Leaf records (29).
+    dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd";             ROUNDS=5
+             GOAL=shim_jcmd;   GOALMAX=1.5;  COUNTKEY=bytes;   EXPECT=70000000
+             DESC="HeapBig 1000000: 2 M live objects, level-2 JVMPI HEAP_DUMP vs jcmd GC.heap_dump" ;;
     *) echo "run.sh: unknown scenario $1" >&2; return 1 ;;
   esac
   local up; up=$(echo "$1" | tr "[:lower:]" "[:upper:]")
@@ -59,6 +78,7 @@ scenario() {
   if [ -n "$override" ]; then ROUNDS=$override
   elif [ "${BENCH_QUICK:-0}" = 1 ]; then [ "$1" = idle ] && ROUNDS=3 || ROUNDS=2
   fi
+  return 0
 }
 
 jdk_major() { sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" 2>/dev/null; }
@@ -69,6 +89,7 @@ summarize_scenario() { # DIR JDKMAJOR SCEN
   scenario "$s" || return 1
   # shellcheck disable=SC2086
   set -- $CONFS
+  [ $# = 2 ] && set -- "" "$1" "$2"   # shim, comparison: no no-agent configuration
   awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" \
       -v goal="$GOAL" -v goalmax="$GOALMAX" -v countkey="$COUNTKEY" -v expect="$EXPECT" \
       -v summary="$dir/summary.tsv" -v checks="$dir/checks.txt" \
@@ -81,6 +102,8 @@ print_summary() { # DIR
   echo "==== summary ===="
   echo "ms: median in-Java elapsed ms; ratios: median of per-round ratios of elapsed ms [IQR];"
   echo "cpu: the same ratio of the workload threads' CPU time (less disturbed by other load)"
+  echo "dump: shim ms = level-2 JVMPI HEAP_DUMP (RequestEvent, timed in the agent); native ms ="
+  echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
 }
@@ -106,7 +129,7 @@ BUILD_JDK=${JDK:-$(tools/find-jdk.sh build)}
 make -s -f bench/Makefile JDK="$BUILD_JDK" || { echo "run.sh: building the benchmarks failed" >&2; exit 2; }
 
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
-SCENARIOS=${BENCH_SCENARIOS:-idle methods allocs threads}
+SCENARIOS=${BENCH_SCENARIOS:-idle methods allocs threads dump}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 JOPTS=${BENCH_JAVA_OPTS:-}
 SHIM=$ROOT/build/libjvmpishim.so
@@ -121,7 +144,7 @@ ln -sfn "$STAMP" "$BENCH/latest"
 
 config_args() { # CONFIG -> JVM agent arguments
   case "$1" in
-    none) ;;
+    none|jcmd) ;;
     b*) echo "-agentpath:$SHIM=legacy=$AG/lib$1.so" ;;
     n*) echo "-agentpath:$AG/lib$1.so" ;;
   esac
@@ -189,6 +212,133 @@ run_one() {
   fi
 }
 
+# run_dump_one JDKHOME MAJOR SCEN ROUND CONFIG -> like run_one, for the dump scenario: starts
+# HeapBig in the background, waits for READY, dumps (bdump: SIGQUIT, then the agent's DUMP_MS
+# line; jcmd: jcmd GC.heap_dump), then releases the workload and waits for it to exit.
+now_ns() { date +%s%N; }
+run_dump_one() {
+  local j=$1 v=$2 s=$3 r=$4 c=$5
+  local d=$OUT/raw/jdk$v/$s
+  mkdir -p "$d"
+  local base; base=$d/r$(printf %02d "$r")-$c
+  local trigger=$base.release hprof=$base.hprof
+  rm -f "$trigger" "$hprof"
+  local -a cmd=("$j/bin/java")
+  # shellcheck disable=SC2206
+  [ -n "$JOPTS" ] && cmd+=($JOPTS)
+  local a; a=$(config_args "$c"); [ -n "$a" ] && cmd+=("$a")
+  # shellcheck disable=SC2206
+  cmd+=(-cp "$CLASSES" "$WL" $WARGS "$trigger")
+  printf '%q ' "${cmd[@]}" >"$base.cmd"; echo >>"$base.cmd"
+  : >"$base.out"; : >"$base.err"
+  local t0 t1 rc bg
+  t0=$(now_ns)
+  if [ -n "$TIME" ]; then
+    (cd "$d" && exec "$TIME" -f "%U %S" -o "$base.time" timeout -k 10 "$TIMEOUT" "${cmd[@]}" \
+       >"$base.out" 2>"$base.err" </dev/null) &
+  else
+    (cd "$d" && exec timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null) &
+  fi
+  bg=$!
+  local deadline=$(( $(now_ns) + TIMEOUT * 1000000000 ))
+  local jpid="" status=ok why=""
+  while :; do
+    jpid=$(sed -n 's/^READY \([0-9][0-9]*\)$/\1/p' "$base.out" | head -n 1)
+    [ -n "$jpid" ] && break
+    kill -0 "$bg" 2>/dev/null || { why="exited before READY"; break; }
+    [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no READY"; break; }
+    sleep 0.05
+  done
+  local ms="" dwall="" counts="-" line
+  if [ -n "$jpid" ]; then
+    if [ "$c" = jcmd ]; then
+      local -a jc=("$j/bin/jcmd" "$jpid" GC.heap_dump -all=false "$hprof")
+      { printf '%q ' "${jc[@]}"; echo; } >"$base.jcmd"
+      local d0 d1 jrc
+      d0=$(now_ns)
+      timeout -k 10 "$TIMEOUT" "${jc[@]}" >>"$base.jcmd" 2>&1
+      jrc=$?
+      d1=$(now_ns)
+      dwall=$(( (d1 - d0) / 1000000 ))
+      echo "(exit status $jrc, wall ${dwall} ms)" >>"$base.jcmd"
+      # "Heap dump file created [81466120 bytes in 0.304 secs]"
+      line=$(grep -a 'Heap dump file created' "$base.jcmd" | head -n 1)
+      local hb hs
+      hb=$(echo "$line" | sed -n 's/.*\[\([0-9]*\) bytes in \([0-9.]*\) secs\].*/\1/p')
+      hs=$(echo "$line" | sed -n 's/.*\[\([0-9]*\) bytes in \([0-9.]*\) secs\].*/\2/p')
+      if [ $jrc -eq 124 ] || [ $jrc -eq 137 ]; then status="hang(jcmd timeout ${TIMEOUT}s)"
+      elif [ $jrc -ne 0 ] || [ -z "$hb" ]; then status="dumpfail(jcmd rc=$jrc)"
+      fi
+      [ -n "$hs" ] && ms=$(awk -v x="$hs" 'BEGIN{printf "%.0f", x * 1000}')
+      [ -n "$hb" ] && counts="bytes=$hb"
+      [ -f "$hprof" ] && counts="$counts,file=$(stat -c %s "$hprof")"
+      rm -f "$hprof"
+    else
+      local d0 d1
+      d0=$(now_ns)
+      kill -QUIT "$jpid"
+      while :; do
+        line=$(grep -a '^DUMP_MS ' "$base.out" | head -n 1)
+        [ -n "$line" ] && break
+        kill -0 "$bg" 2>/dev/null || { why="exited during the dump"; break; }
+        [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no DUMP_MS"; break; }
+        sleep 0.01
+      done
+      d1=$(now_ns)
+      dwall=$(( (d1 - d0) / 1000000 ))
+      if [ -n "$line" ]; then
+        # DUMP_MS <ms> BYTES <n> TRACES <t> LEVEL <l> RC <rc>
+        # shellcheck disable=SC2086
+        set -- $line
+        ms=$(awk -v x="$2" 'BEGIN{printf "%.0f", x}')
+        counts="bytes=$4,traces=$6"
+        if ! { [ "${10}" = 0 ] && [ "$8" = 2 ] && [ "$4" -gt 0 ] 2>/dev/null; }; then
+          status="dumpfail(RC ${10}, level $8, bytes $4)"
+        fi
+        local rec
+        rec=$(sed -n 's/^jvmpishim: heap dump level [0-9]*: \([0-9]*\) records in .*/\1/p' "$base.err" | head -n 1)
+        [ -n "$rec" ] && counts="$counts,records=$rec"
+      fi
+    fi
+  fi
+  # Release the workload (it checks the trigger file every 20 ms) and wait for it to exit.
+  touch "$trigger"
+  if [ "$status" != ok ] && [ -n "$jpid" ]; then kill -KILL "$jpid" 2>/dev/null; fi
+  wait "$bg"; rc=$?
+  t1=$(now_ns)
+  rm -f "$trigger" "$hprof"
+  local wall=$(( (t1 - t0) / 1000000 ))
+  local cpu="-"
+  if [ -n "$TIME" ] && [ -f "$base.time" ]; then
+    cpu=$(awk 'NF==2 && $1 ~ /^[0-9.]+$/ {printf "%.2f", $1+$2}' "$base.time"); [ -n "$cpu" ] || cpu="-"
+  fi
+  if [ "$status" = ok ]; then
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status="hang(timeout ${TIMEOUT}s)"
+    elif [ $rc -ne 0 ]; then status="crash(rc=$rc)"
+    elif grep -q 'A fatal error has been detected' "$base.out" "$base.err" 2>/dev/null; then status="crash(hs_err)"
+    elif [ -z "$ms" ] || ! grep -q '^DONE ' "$base.out"; then status="noresult${why:+($why)}"
+    fi
+  fi
+  [ -n "$ms" ] || ms=${dwall:-$wall}
+  [ -n "$dwall" ] || dwall=$wall
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "-" "$dwall" \
+    "$cpu" "$counts" >>"$OUT/results.tsv"
+  if [ "$status" != ok ]; then
+    CRASHES=$((CRASHES + 1))
+    {
+      echo "  !! $status: JDK $v $s round $r $c (exit status $rc, wall ${wall} ms${why:+, $why})"
+      echo "  !! command: $(cat "$base.cmd")"
+      [ -f "$base.jcmd" ] && { echo "  !! jcmd:"; sed 's/^/  !!   /' "$base.jcmd"; }
+      echo "  !! stdout (last 10 lines):"; tail -n 10 "$base.out" | sed 's/^/  !!   /'
+      echo "  !! stderr (last 20 lines):"; tail -n 20 "$base.err" | sed 's/^/  !!   /'
+      ls "$d"/hs_err_pid*.log 2>/dev/null | sed 's/^/  !! hs_err: /'
+    } >&2
+    RUNRES="FAIL:$status"
+  else
+    RUNRES="$ms ms (outside $dwall)"
+  fi
+}
+
 main() {
   local start; start=$(date +%s)
   echo "==== jvmpishim benchmarks ===="
@@ -221,7 +371,8 @@ main() {
         line="  round $(printf %2d "$r"):"
         for k in $(seq 0 $((n - 1))); do
           local c=${confs[$(( (k + r - 1) % n ))]}
-          run_one "$j" "$v" "$s" "$r" "$c"
+          if [ "$s" = dump ]; then run_dump_one "$j" "$v" "$s" "$r" "$c"
+          else run_one "$j" "$v" "$s" "$r" "$c"; fi
           line="$line $c $RUNRES |"
         done
         echo "${line% |}"

@@ -11,6 +11,12 @@
 # the CPU time of the thread(s) doing the work over the same span); counts ("key=value,...")
 # by the agent at shutdown.
 #
+# Two-configuration scenarios (dump) pass none="" and shim, native = the shim configuration
+# and its comparison (jcmd). Then elapsed_ms is each run's in-VM dump time, wall_ms the dump
+# seen from outside (SIGQUIT to the agent's DUMP_MS line; the jcmd command), the goal
+# (goal=shim_jcmd) is on shim/jcmd of elapsed_ms, and counts carry bytes=..., compared
+# between the two (within 2x) and against expect, the minimum size of the workload's records.
+#
 # Ratios are per round (a round runs every configuration once, back to back), so slow drift
 # of the shared machine's load cancels out; the ratio reported is the median of the
 # per-round ratios, with their interquartile range and min..max. Prints a block for humans
@@ -95,13 +101,72 @@ $1 == jdk && $2 == scen {
         val["ms", c, r] = $6 + 0
         val["cpu", c, r] = ($7 == "-" ? "" : $7 + 0)
         val["pcpu", c, r] = ($9 == "-" ? "" : $9 + 0)
+        val["wall", c, r] = ($8 == "-" ? "" : $8 + 0)
         val["counts", c, r] = $10
     } else {
         bad[c]++
     }
 }
 
+function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
+    nconf = split(shim " " native, cf, " ")
+    label[shim] = "(shim + JVMPI HEAP_DUMP)"; label[native] = "(jcmd GC.heap_dump)"
+    printf "  %-31s %5s %9s %13s %13s %10s\n", "configuration", "runs", "dump ms", "min..max ms",
+           "outside ms", "process s"
+    for (i = 1; i <= nconf; i++) {
+        c = cf[i]
+        stats(c, "ms"); med[c] = S["med"]; line = sprintf("  %-31s %5s %9s %13s", c " " label[c],
+              S["n"] "/" runs[c] + 0, fmt_ms(S["med"]), fmt_ms(S["min"]) ".." fmt_ms(S["max"]))
+        stats(c, "wall"); line = line sprintf(" %13s", fmt_ms(S["med"]))
+        stats(c, "pcpu"); line = line sprintf(" %10s", S["med"] == "" ? "-" : sprintf("%.2f", S["med"]))
+        print line (bad[c] ? "   " bad[c] " FAILED" : "")
+    }
+    print "  (dump ms: shim = RequestEvent(HEAP_DUMP, level 2) timed in the agent; jcmd = the VM's"
+    print "   \"Heap dump file created ... in X secs\" (full GC + writing the file). outside ms: SIGQUIT"
+    print "   to the agent's DUMP_MS line (includes the VM's thread dump); the whole jcmd command)"
+    nr = 0
+    for (r = 1; r <= maxr; r++) if (((shim, r) in ok) && ((native, r) in ok)) nr++
+    printf "  per-round ratios over %d complete rounds (median, IQR, min..max):\n", nr
+    ratio_line("shim / jcmd (in-VM)", shim, native, "ms", "")
+    rv_med = R["med"]; rv_q1 = R["q1"]; rv_q3 = R["q3"]
+    ratio_line("shim / jcmd (outside)", shim, native, "wall", "")
+    verdict = "NO DATA"; goaltxt = "shim/jcmd <= " goalmax
+    if (rv_med != "") verdict = (rv_med <= goalmax + 0) ? "PASS" : "MISS"
+    note = ""
+    if (rv_med != "" && rv_q1 <= goalmax + 0 && goalmax + 0 <= rv_q3)
+        note = "; the threshold lies inside the IQR: the verdict is within this machine's noise"
+    printf "  goal %s (in-VM dump times): %s (median %s%s)\n", goaltxt, verdict, fmt_r(rv_med), note
+
+    print "  dump sizes (first complete round of each):"
+    for (i = 1; i <= nconf; i++) {
+        c = cf[i]
+        for (r = 1; r <= maxr; r++)
+            if ((c, r) in ok) { printf "    %s: %s (round %d)\n", c, val["counts", c, r], r; break }
+    }
+    cs = count_median(shim, countkey)
+    cn = count_median(native, countkey)
+    if (cs == "" || cn == "") {
+        check = "MISSING"; why = "no dump size"
+    } else {
+        f = cs / cn
+        check = (f >= 0.5 && f <= 2) ? "ok" : "DIFFER"
+        why = sprintf("median %s: shim %.0f, jcmd %.0f, ratio %.3f", countkey, cs, cn, f)
+        if (expect != "" && cs < expect + 0) {
+            check = "LOW"
+            why = why sprintf("; below the %d the workload's own records need", expect)
+        }
+    }
+    printf "  size check (shim dump bytes within 2x of the .hprof, >= %s): %s (%s)\n", expect,
+           check, why
+    if (check != "ok")
+        print jdk "\t" scen "\t" check "\t" why > checks
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jdk, scen, "-",
+           fmt_ms(med[shim]), fmt_ms(med[native]), "-", "-", fmt_r(rv_med),
+           fmt_r(rv_q1) ".." fmt_r(rv_q3), "-", "-", goaltxt, verdict, check >> summary
+}
+
 END {
+    if (none == "") { dump_end(); exit }
     nconf = split(none " " shim " " native, cf, " ")
     label[none] = "(no agent)"; label[shim] = "(shim + JVMPI agent)"; label[native] = "(native JVMTI agent)"
     printf "  %-31s %5s %9s %13s %9s %10s\n", "configuration", "runs", "median ms", "min..max ms",

@@ -99,6 +99,7 @@ struct walk {
     jint slots_cap;
     jlong *elems;               /* object array elements */
     jint elems_cap;
+    jint slots_used, elems_used; /* highest index written + 1: only these are cleared */
     const void *prim_elems;     /* not owned: copied at callback time into prim_copy */
     unsigned char *prim_copy;
     size_t prim_copy_len;
@@ -504,10 +505,14 @@ static void finish_current(struct walk *w)
 
     /* reset */
     w->cur_tag = 0;
-    if (w->slot_set)
-        memset(w->slot_set, 0, (size_t)w->slots_cap);
-    if (w->elems)
-        memset(w->elems, 0, sizeof *w->elems * (size_t)w->elems_cap);
+    /* Clear only what this record used: the buffers are as large as the largest object
+     * seen, and clearing them whole after every record made dumps quadratic in the size
+     * of the largest array. */
+    if (w->slot_set && w->slots_used > 0)
+        memset(w->slot_set, 0, (size_t)w->slots_used);
+    if (w->elems && w->elems_used > 0)
+        memset(w->elems, 0, sizeof *w->elems * (size_t)w->elems_used);
+    w->slots_used = w->elems_used = 0;
     free(w->prim_copy);
     w->prim_copy = NULL;
     w->prim_copy_len = 0;
@@ -648,11 +653,16 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
         if (ensure_slots(w, info->field.index + 1)) {
             w->slots[info->field.index] = id;
             w->slot_set[info->field.index] = 1;
+            if (info->field.index >= w->slots_used)
+                w->slots_used = info->field.index + 1;
         }
         break;
     case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
-        if (ensure_elems(w, info->array.index + 1))
+        if (ensure_elems(w, info->array.index + 1)) {
             w->elems[info->array.index] = id;
+            if (info->array.index >= w->elems_used)
+                w->elems_used = info->array.index + 1;
+        }
         break;
     case JVMTI_HEAP_REFERENCE_CONSTANT_POOL:
         db_u2(&w->cp, (uint16_t)info->constant_pool.index);
@@ -707,6 +717,8 @@ static jint JNICALL prim_field_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapRe
         default: break; /* long, double: all 64 bits */
         }
         w->slot_set[info->field.index] = 1;
+        if (info->field.index >= w->slots_used)
+            w->slots_used = info->field.index + 1;
     }
     return 0;
 }
