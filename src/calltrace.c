@@ -16,6 +16,7 @@
 #include "threads.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <uthash.h>
 
 struct line_entry {
@@ -177,4 +178,66 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     trace->num_frames = calltrace_fill(jni, r->ref, trace->frames, depth);
     threads_release(r);
+}
+
+/* ---- holding every thread still (heap and monitor dumps) ---- */
+
+bool world_hold(JNIEnv *jni, struct world *w, jint depth)
+{
+    memset(w, 0, sizeof *w);
+    threads_self();
+    w->n = threads_snapshot(jni, &w->snap);
+    size_t n = w->n ? w->n : 1;
+    jthread *susp = calloc(n, sizeof *susp);
+    jvmtiError *serr = calloc(n, sizeof *serr);
+    size_t *idx = calloc(n, sizeof *idx);
+    w->traces = calloc(n, sizeof *w->traces);
+    w->frames = calloc(n * (size_t)depth, sizeof *w->frames);
+    w->held = calloc(n, sizeof *w->held);
+    bool ok = susp && serr && idx && w->traces && w->frames && w->held;
+    if (ok) {
+        jint ns = 0;
+        for (size_t i = 0; i < w->n; i++)
+            if (w->snap[i].thread != NULL && w->snap[i].env != jni) {
+                idx[ns] = i;
+                susp[ns++] = w->snap[i].thread;
+            }
+        if (ns > 0)
+            (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr);
+        for (jint k = 0; k < ns; k++)
+            w->held[idx[k]] = serr[k] == JVMTI_ERROR_NONE;
+        for (size_t i = 0; i < w->n; i++) {
+            w->traces[i].env_id = w->snap[i].env;
+            w->traces[i].frames = &w->frames[i * (size_t)depth];
+            if (w->snap[i].thread != NULL)
+                w->traces[i].num_frames = calltrace_fill(jni, w->snap[i].thread,
+                                                         w->traces[i].frames, depth);
+        }
+    }
+    free(susp);
+    free(serr);
+    free(idx);
+    return ok;
+}
+
+void world_resume(struct world *w)
+{
+    for (size_t i = 0; w->held && i < w->n; i++)
+        if (w->held[i]) {
+            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread);
+            w->held[i] = false;
+        }
+}
+
+void world_free(JNIEnv *jni, struct world *w)
+{
+    world_resume(w);
+    for (size_t i = 0; i < w->n; i++)
+        if (w->snap[i].thread)
+            (*jni)->DeleteLocalRef(jni, w->snap[i].thread);
+    free(w->snap);
+    free(w->traces);
+    free(w->frames);
+    free(w->held);
+    memset(w, 0, sizeof *w);
 }

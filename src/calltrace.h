@@ -3,10 +3,24 @@
 #define JVMPISHIM_CALLTRACE_H
 
 #include "shim.h"
+#include "threads.h"
 
 /* JVMPI line of (method, bci): -3 native, -1 unknown; cached per method. */
 jint calltrace_line(jmethodID m, jlocation bci);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth);
+
+/* Every live thread held still, with its trace: what the dumps describe. The calling
+ * thread is traced but not suspended; threads already suspended stay so afterwards. */
+struct world {
+    size_t n;
+    struct thread_snap *snap;   /* env and thread (local ref) of each */
+    JVMPI_CallTrace *traces;    /* one per thread, in snap's order */
+    JVMPI_CallFrame *frames;
+    bool *held;                 /* suspended by world_hold: its suspension is not its state */
+};
+bool world_hold(JNIEnv *jni, struct world *w, jint depth);
+void world_resume(struct world *w);          /* let the held threads go (idempotent) */
+void world_free(JNIEnv *jni, struct world *w);
 
 #endif

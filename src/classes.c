@@ -738,12 +738,6 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     }
 }
 
-static void hook_changed(int t, bool any)
-{
-    (void)t;
-    (void)any;
-}
-
 /* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen. */
 static void unload_changed(int t, bool any)
 {
@@ -785,8 +779,7 @@ void classes_module_init(void)
                                .on_change = unload_changed};
     events_register(JVMPI_EVENT_CLASS_UNLOAD, &unload);
     struct event_row hook = {.kind = EVK_ON,
-                             .jvmti = {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK},
-                             .on_change = hook_changed};
+                             .jvmti = {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK}};
     events_register(JVMPI_EVENT_CLASS_LOAD_HOOK, &hook);
 }
 

@@ -749,76 +749,32 @@ static jint JNICALL prim_array_cb(jlong class_tag, jlong size, jlong *tag_ptr, j
     return 0;
 }
 
-/* ---- threads: env, frame count and trace per thread ---- */
+/* ---- threads: env and frame count per thread, for the frame roots ---- */
 
-struct threads_state {
-    struct thread_snap *snap;
-    size_t n;
-    jthread *susp;
-    jvmtiError *serr;
-    jint nsusp;
-    JVMPI_CallTrace *traces;
-    JVMPI_CallFrame *frames;
-};
-
-static void threads_hold(JNIEnv *jni, struct walk *w, struct threads_state *ts)
+static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
 {
-    memset(ts, 0, sizeof *ts);
-    threads_self();
-    ts->n = threads_snapshot(jni, &ts->snap);
-    size_t n = ts->n ? ts->n : 1;
-    ts->susp = calloc(n, sizeof *ts->susp);
-    ts->serr = calloc(n, sizeof *ts->serr);
-    ts->traces = calloc(n, sizeof *ts->traces);
-    ts->frames = calloc(n * TRACE_DEPTH, sizeof *ts->frames);
-    w->thr_tags = calloc(n, sizeof *w->thr_tags);
-    w->thr_envs = calloc(n, sizeof *w->thr_envs);
-    w->thr_frames = calloc(n, sizeof *w->thr_frames);
-    if (!ts->susp || !ts->serr || !ts->traces || !ts->frames || !w->thr_tags ||
-        !w->thr_envs || !w->thr_frames) {
+    if (!world_hold(jni, world, TRACE_DEPTH)) {
         w->failed = true;
         return;
     }
-    for (size_t i = 0; i < ts->n; i++)
-        if (ts->snap[i].thread != NULL && ts->snap[i].env != jni)
-            ts->susp[ts->nsusp++] = ts->snap[i].thread;
-    if (ts->nsusp > 0)
-        (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ts->nsusp, ts->susp, ts->serr);
-    for (size_t i = 0; i < ts->n; i++) {
-        ts->traces[i].env_id = ts->snap[i].env;
-        ts->traces[i].frames = &ts->frames[i * TRACE_DEPTH];
-        if (ts->snap[i].thread != NULL) {
-            ts->traces[i].num_frames = calltrace_fill(jni, ts->snap[i].thread,
-                                                      ts->traces[i].frames, TRACE_DEPTH);
-            jint fc = 0;
-            (*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, ts->snap[i].thread, &fc);
-            w->thr_tags[w->nthr] = ids_tag(ids_of(jni, ts->snap[i].thread));
-            w->thr_envs[w->nthr] = ts->snap[i].env;
-            w->thr_frames[w->nthr] = fc;
-            w->nthr++;
-        }
+    size_t n = world->n ? world->n : 1;
+    w->thr_tags = calloc(n, sizeof *w->thr_tags);
+    w->thr_envs = calloc(n, sizeof *w->thr_envs);
+    w->thr_frames = calloc(n, sizeof *w->thr_frames);
+    if (!w->thr_tags || !w->thr_envs || !w->thr_frames) {
+        w->failed = true;
+        return;
     }
-}
-
-static void threads_resume(struct threads_state *ts)
-{
-    for (jint k = 0; k < ts->nsusp; k++)
-        if (ts->serr[k] == JVMTI_ERROR_NONE)
-            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, ts->susp[k]);
-    ts->nsusp = 0;
-}
-
-static void threads_release_all(JNIEnv *jni, struct threads_state *ts)
-{
-    threads_resume(ts);
-    for (size_t i = 0; i < ts->n; i++)
-        if (ts->snap[i].thread)
-            (*jni)->DeleteLocalRef(jni, ts->snap[i].thread);
-    free(ts->snap);
-    free(ts->susp);
-    free(ts->serr);
-    free(ts->traces);
-    free(ts->frames);
+    for (size_t i = 0; i < world->n; i++) {
+        if (world->snap[i].thread == NULL)
+            continue;
+        jint fc = 0;
+        (*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, world->snap[i].thread, &fc);
+        w->thr_tags[w->nthr] = ids_tag(ids_of(jni, world->snap[i].thread));
+        w->thr_envs[w->nthr] = world->snap[i].env;
+        w->thr_frames[w->nthr] = fc;
+        w->nthr++;
+    }
 }
 
 static void walk_free(struct walk *w)
@@ -907,7 +863,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     db_init(&w.objs, single ? 4096 : 1 << 20);
     db_init(&w.cp, 256);
     jint rc = JVMPI_FAIL;
-    struct threads_state ts;
+    struct world ts;
     memset(&ts, 0, sizeof ts);
     if (single != NULL) {
         jobjectID id = ids_of(jni, single);
@@ -929,7 +885,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     if (single == NULL)
         threads_hold(jni, &w, &ts);
     bool ok = !w.failed && run_walk(&w, single);
-    threads_resume(&ts);
+    world_resume(&ts);
     double t1 = now_s();
     if (t1 - t0 > 1.0)
         fprintf(stderr, "jvmpishim: heap dump level %d: %zu records in %.1f s\n", level,
@@ -972,8 +928,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         rc = JVMPI_SUCCESS;
     }
     db_free(&out);
-    if (single == NULL)
-        threads_release_all(jni, &ts);
+    world_free(jni, &ts);
     walk_free(&w);
     return rc;
 }

@@ -15,7 +15,7 @@
  * and what each thread in Object.wait waits on (recorded by the shim at MonitorWait: JDK 25
  * answers NULL there). The monitor usage is then derived from these per-thread facts
  * rather than from GetObjectMonitorUsage, whose lists differ between JDK 17 and 25. Other
- * threads are suspended while the facts are gathered, so they form one snapshot. Raw
+ * threads are held still (world_hold) while the facts are gathered: one snapshot. Raw
  * monitors come from the shim's own registry: those owned or with threads waiting.
  *
  * Unlike HotSpot (which left them unset), num_traces/traces and threads_status describe
@@ -84,33 +84,21 @@ jint monitordump_request(struct instance *inst, void *arg)
     jvmtiEnv *j = g_shim.jvmti;
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK)
         return JVMPI_FAIL;
-    threads_self();
-    struct thread_snap *snap = NULL;
-    size_t nt = threads_snapshot(jni, &snap);
+    struct world world;
+    bool held = world_hold(jni, &world, TRACE_DEPTH); /* the other threads stand still */
+    size_t nt = world.n;
     struct tfacts *tf = calloc(nt ? nt : 1, sizeof *tf);
-    jthread *to_suspend = calloc(nt ? nt : 1, sizeof *to_suspend);
-    jvmtiError *serr = calloc(nt ? nt : 1, sizeof *serr);
-    JVMPI_CallTrace *traces = calloc(nt ? nt : 1, sizeof *traces);
-    JVMPI_CallFrame *frames = calloc((nt ? nt : 1) * TRACE_DEPTH, sizeof *frames);
     jint *status = calloc(nt ? nt : 1, sizeof *status);
     struct mon *mons = NULL;
     size_t nm = 0, cm = 0;
     jint rc = JVMPI_FAIL;
-    if (!tf || !to_suspend || !serr || !traces || !frames || !status)
+    if (!held || !tf || !status)
         goto out;
-
-    /* Hold the other threads still while their facts are read. */
-    jint ns = 0;
-    for (size_t i = 0; i < nt; i++)
-        if (snap[i].thread != NULL && snap[i].env != jni)
-            to_suspend[ns++] = snap[i].thread;
-    if (ns > 0)
-        (*j)->SuspendThreadList(j, ns, to_suspend, serr);
 
     for (size_t i = 0; i < nt; i++) {
         struct tfacts *f = &tf[i];
-        f->env = snap[i].env;
-        f->thread = snap[i].thread;
+        f->env = world.snap[i].env;
+        f->thread = world.snap[i].thread;
         if (f->thread == NULL)
             continue;
         (*j)->GetThreadState(j, f->thread, &f->state);
@@ -125,18 +113,11 @@ jint monitordump_request(struct instance *inst, void *arg)
             pthread_mutex_unlock(&r->wait_lock);
             threads_release(r);
         }
-        traces[i].env_id = f->env;
-        traces[i].frames = &frames[i * TRACE_DEPTH];
-        traces[i].num_frames = calltrace_fill(jni, f->thread, traces[i].frames, TRACE_DEPTH);
         status[i] = jvmpi_GetThreadStatus(inst, f->env);
-        /* The dump's own suspension is not the thread's state. */
-        for (jint k = 0; k < ns; k++)
-            if (serr[k] == JVMTI_ERROR_NONE && (*jni)->IsSameObject(jni, to_suspend[k], f->thread))
-                status[i] &= ~JVMPI_THREAD_SUSPENDED;
+        if (world.held[i])
+            status[i] &= ~JVMPI_THREAD_SUSPENDED; /* the dump's own suspension */
     }
-    for (jint k = 0; k < ns; k++)
-        if (serr[k] == JVMTI_ERROR_NONE)
-            (*j)->ResumeThread(j, to_suspend[k]);
+    world_resume(&world);
 
     /* The monitors: owned, entered-for and waited-on objects. */
     for (size_t i = 0; i < nt; i++) {
@@ -208,7 +189,7 @@ jint monitordump_request(struct instance *inst, void *arg)
         ev.u.monitor_dump.begin = (char *)b.p;
         ev.u.monitor_dump.end = (char *)b.p + b.len;
         ev.u.monitor_dump.num_traces = (jint)nt;
-        ev.u.monitor_dump.traces = traces;
+        ev.u.monitor_dump.traces = world.traces;
         ev.u.monitor_dump.threads_status = status;
         event_post(inst, &ev);
         rc = JVMPI_SUCCESS;
@@ -220,13 +201,9 @@ out:
         if (tf[i].owned)
             (*j)->Deallocate(j, (unsigned char *)tf[i].owned);
     free(tf);
-    free(to_suspend);
-    free(serr);
-    free(traces);
-    free(frames);
     free(status);
     free(mons);
-    free(snap);
+    world_free(jni, &world);
     (*jni)->PopLocalFrame(jni, NULL);
     return rc;
 }
