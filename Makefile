@@ -38,7 +38,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c
+UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c src/fidelity.c
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp

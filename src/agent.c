@@ -14,6 +14,7 @@
  * cannot touch what the agent freed in its shutdown handler.
  */
 #include "api.h"
+#include "report.h"
 #include "events.h"
 #include "memory.h"
 #include "worker.h"
@@ -127,6 +128,7 @@ static _Noreturn void halt_vm(JNIEnv *jni, jint code)
 static void refuse_start(JNIEnv *jni)
 {
     log_error("the JVM will not run without the profiler it was asked to load: exiting");
+    report_write_all(jni, "a refused start (the agent failed to start)");
     fflush(stdout);
     fflush(stderr);
     atomic_store(&g_shim.profiler_exit, 1);
@@ -174,8 +176,11 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     int expect = PHASE_LIVE;
     g_shim.shutdown_thread = pthread_self();
-    if (!atomic_compare_exchange_strong(&g_shim.phase, &expect, PHASE_SHUTTING))
-        return; /* never got live (or already shutting down): nothing to tell */
+    if (!atomic_compare_exchange_strong(&g_shim.phase, &expect, PHASE_SHUTTING)) {
+        /* never got live (or already shutting down): nothing to tell the agents */
+        report_write_all(jni, "the JVM's exit before JVM_INIT_DONE");
+        return;
+    }
     /* From here only this thread delivers events. Deliveries other threads had already
      * begun may finish first (bounded: a handler blocked on this thread must not hang the
      * exit), so the agent's shutdown handler does not race its own event handlers. */
@@ -192,6 +197,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_unlock(&g_shim.life_lock);
     worker_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
+    report_write_all(jni, "JVM_SHUT_DOWN (the JVM's normal exit)");
 }
 
 static void JNICALL cb_data_dump(jvmtiEnv *jvmti)
@@ -229,6 +235,9 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     atomic_store(&g_shim.phase, PHASE_DEAD);
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
+    char how[64];
+    snprintf(how, sizeof how, "ProfilerExit(%d) from agent %d", (int)code, inst->slot);
+    report_write_all(shim_current_jni(), how);
     fflush(stdout);
     fflush(stderr);
     JNIEnv *jni = shim_current_jni();

@@ -14,6 +14,7 @@
 #include "calltrace.h"
 #include "classes.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,28 +142,28 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
 void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint depth)
 {
     if (trace == NULL) {
-        log_warn("agent %d: GetCallTrace(NULL trace): ignored", inst->slot);
+        report_misuse(inst, LOG_WARN, "GetCallTrace(NULL trace): ignored");
         return;
     }
     trace->num_frames = 0;
     if (depth <= 0) {
         if (depth < 0)
-            log_info("agent %d: GetCallTrace(depth %d): no frames", inst->slot, (int)depth);
+            report_misuse(inst, LOG_INFO, "GetCallTrace(depth %d): no frames", (int)depth);
         return;
     }
     if (trace->frames == NULL) {
-        log_warn("agent %d: GetCallTrace with trace->frames NULL: no frames", inst->slot);
+        report_misuse(inst, LOG_WARN, "GetCallTrace with trace->frames NULL: no frames");
         return;
     }
     JNIEnv *env = trace->env_id;
     if (env == NULL) {
-        log_info("agent %d: GetCallTrace(env_id NULL): no frames", inst->slot);
+        report_misuse(inst, LOG_INFO, "GetCallTrace(env_id NULL): no frames");
         return;
     }
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL) {
-        log_warn("agent %d: GetCallTrace from a thread the JVM does not know: no frames",
-                 inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "GetCallTrace from a thread the JVM does not know: no frames");
         return;
     }
     if (env == jni) {
@@ -171,8 +172,8 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL || r->ref == NULL) {
-        log_info("agent %d: GetCallTrace(env_id %p): no such thread: no frames", inst->slot,
-                 (void *)env);
+        report_misuse(inst, LOG_INFO, "GetCallTrace(env_id %p): no such thread: no frames",
+                                      (void *)env);
         threads_release(r);
         return;
     }

@@ -28,6 +28,7 @@
 #include "events.h"
 #include "ids.h"
 #include "worker.h"
+#include "report.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -598,13 +599,14 @@ static jint request_class_load(struct instance *inst, void *arg)
     JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
     if (jni == NULL) {
-        log_warn("agent %d: RequestEvent(CLASS_LOAD) from a thread the JVM does not know: "
-                 "JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(CLASS_LOAD) from a thread the JVM does not know: "
+                      "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
     if (id == NULL || !ids_plausible(id)) {
-        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL",
-                 inst->slot, (void *)id);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL", (void *)id);
         return JVMPI_FAIL;
     }
     struct class_rec *r = rec_find(ids_tag(id));
@@ -622,17 +624,17 @@ static jint request_class_load(struct instance *inst, void *arg)
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     jint rc = JVMPI_FAIL;
     if (cls == NULL) {
-        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): %s: JVMPI_FAIL", inst->slot,
-                 (void *)id, why ? why : "class unloaded");
+        report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): %s: JVMPI_FAIL",
+                                      (void *)id, why ? why : "class unloaded");
     } else if (!(*jni)->IsInstanceOf(jni, cls, class_class)) {
-        log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): the object is not a class: "
-                 "JVMPI_FAIL", inst->slot, (void *)id);
+        report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): the object is not a class: "
+                                      "JVMPI_FAIL", (void *)id);
     } else {
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
         if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
-            log_warn("agent %d: RequestEvent(CLASS_LOAD, %p): a primitive type has no "
-                     "class data: JVMPI_FAIL", inst->slot, (void *)id);
+            report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): a primitive type has no "
+                                          "class data: JVMPI_FAIL", (void *)id);
         } else {
             struct class_rec *cr = rec_of(jni, cls);
             if (cr != NULL) {
@@ -793,8 +795,8 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
 {
     JNIEnv *jni = shim_current_jni();
     if (mid == NULL || jni == NULL) {
-        log_info("agent %d: GetMethodClass(%p)%s: NULL", inst->slot, (void *)mid,
-                 jni ? "" : " from a thread the JVM does not know");
+        report_misuse(inst, LOG_INFO, "GetMethodClass(%p)%s: NULL", (void *)mid,
+                                      jni ? "" : " from a thread the JVM does not know");
         return NULL;
     }
     jclass cls = NULL;

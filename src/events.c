@@ -17,6 +17,7 @@
 #include "memory.h"
 #include "threads.h"
 #include "worker.h"
+#include "report.h"
 
 #include <string.h>
 
@@ -153,16 +154,16 @@ static void sync_jvmti(int t)
 static jint check_type(struct instance *inst, jint t, const char *fn)
 {
     if (t < 0 || t >= SHIM_NUM_EVENTS || event_table[t].name == NULL) {
-        log_info("agent %d: %s(%d): no such JVMPI event: JVMPI_NOT_AVAILABLE", inst->slot, fn,
-                 (int)t);
+        report_misuse(inst, LOG_INFO, "%s(%d): no such JVMPI event: JVMPI_NOT_AVAILABLE", fn,
+                                      (int)t);
         return JVMPI_NOT_AVAILABLE;
     }
     switch (event_table[t].kind) {
     case EVK_ON:
         return JVMPI_SUCCESS;
     case EVK_REQUEST_ONLY:
-        log_info("agent %d: %s(%s): a request-only event (use RequestEvent): "
-                 "JVMPI_NOT_AVAILABLE", inst->slot, fn, event_table[t].name);
+        report_misuse(inst, LOG_INFO, "%s(%s): a request-only event (use RequestEvent): "
+                                      "JVMPI_NOT_AVAILABLE", fn, event_table[t].name);
         return JVMPI_NOT_AVAILABLE;
     case EVK_UNAVAILABLE:
     case EVK_LATER:
@@ -176,10 +177,21 @@ static jint check_type(struct instance *inst, jint t, const char *fn)
     return JVMPI_NOT_AVAILABLE;
 }
 
+/* Counters for the migration report, for event numbers JVMPI could mean. */
+static void count_event_call(_Atomic uint64_t *calls, _Atomic uint64_t *refused, jint t, jint rc)
+{
+    if (t < 0 || t >= SHIM_NUM_EVENTS)
+        return;
+    atomic_fetch_add_explicit(&calls[t], 1, memory_order_relaxed);
+    if (rc != JVMPI_SUCCESS)
+        atomic_fetch_add_explicit(&refused[t], 1, memory_order_relaxed);
+}
+
 jint jvmpi_EnableEvent(struct instance *inst, jint t, void *arg)
 {
     (void)arg; /* JVMPI defines no argument for any event; HotSpot ignored it too */
     jint rc = check_type(inst, t, "EnableEvent");
+    count_event_call(inst->enable_calls, inst->enable_refused, t, rc);
     if (rc != JVMPI_SUCCESS)
         return rc;
     uint64_t old = atomic_fetch_or(&inst->enabled, (uint64_t)1 << t);
@@ -208,7 +220,16 @@ jint jvmpi_DisableEvent(struct instance *inst, jint t, void *arg)
     return JVMPI_SUCCESS;
 }
 
+static jint request_event(struct instance *inst, jint t, void *arg);
+
 jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
+{
+    jint rc = request_event(inst, t, arg);
+    count_event_call(inst->request_calls, inst->request_failed, t, rc);
+    return rc;
+}
+
+static jint request_event(struct instance *inst, jint t, void *arg)
 {
     if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].request != NULL)
         return event_table[t].request(inst, arg);
@@ -223,8 +244,8 @@ jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
                                         : "in this version of the shim (see docs/mapping.md)");
         return JVMPI_NOT_AVAILABLE;
     }
-    log_info("agent %d: RequestEvent(%d): JVMPI defines no request for %s: "
-             "JVMPI_NOT_AVAILABLE", inst->slot, (int)t, event_name(t));
+    report_misuse(inst, LOG_INFO, "RequestEvent(%d): JVMPI defines no request for %s: "
+                                  "JVMPI_NOT_AVAILABLE", (int)t, event_name(t));
     return JVMPI_NOT_AVAILABLE;
 }
 
@@ -294,6 +315,7 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     notify(ev);
     if (region)
         gc_gate_exit();
+    atomic_fetch_add_explicit(&inst->delivered[stripe_index()].n[t], 1, memory_order_relaxed);
     striped_add(&g_shim.inflight, -1);
     return true;
 }

@@ -39,6 +39,7 @@
 #include "heapdump.h"
 #include "ids.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -903,8 +904,9 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
     } else if (single != NULL && w.records == 0) {
-        log_warn("agent %d: RequestEvent(OBJECT_DUMP): the object has no dump record (an "
-                 "array class): JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(OBJECT_DUMP): the object has no dump record (an "
+                      "array class): JVMPI_FAIL");
     } else {
         if (g_shim.check_dumps)
             check_dump(&w, out.p, out.len, single ? 2 : level, what);
@@ -938,13 +940,15 @@ jint heapdump_request(struct instance *inst, void *arg)
     JNIEnv *jni = shim_current_jni();
     int level = arg ? ((JVMPI_HeapDumpArg *)arg)->heap_dump_level : JVMPI_DUMP_LEVEL_2;
     if (jni == NULL) {
-        log_warn("agent %d: RequestEvent(HEAP_DUMP) from a thread the JVM does not know: "
-                 "JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(HEAP_DUMP) from a thread the JVM does not know: "
+                      "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
     if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) {
-        log_warn("agent %d: RequestEvent(HEAP_DUMP) with heap_dump_level %d: levels are 0, 1 "
-                 "and 2: JVMPI_FAIL", inst->slot, level);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(HEAP_DUMP) with heap_dump_level %d: levels are 0, 1 "
+                      "and 2: JVMPI_FAIL", level);
         return JVMPI_FAIL;
     }
     (*jni)->PushLocalFrame(jni, 64);
@@ -958,8 +962,9 @@ jint objectdump_request(struct instance *inst, void *arg)
     JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
     if (jni == NULL) {
-        log_warn("agent %d: RequestEvent(OBJECT_DUMP) from a thread the JVM does not know: "
-                 "JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(OBJECT_DUMP) from a thread the JVM does not know: "
+                      "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
     (*jni)->PushLocalFrame(jni, 64);
@@ -967,8 +972,8 @@ jint objectdump_request(struct instance *inst, void *arg)
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
     if (o == NULL)
-        log_warn("agent %d: RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL", inst->slot,
-                 (void *)id, why);
+        report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL",
+                                      (void *)id, why);
     else
         rc = build_and_post(inst, jni, JVMPI_DUMP_LEVEL_2, o);
     (*jni)->PopLocalFrame(jni, NULL);

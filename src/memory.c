@@ -42,6 +42,7 @@
 #include "ids.h"
 #include "memory.h"
 #include "worker.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -365,8 +366,9 @@ static jint request_object_alloc(struct instance *inst, void *arg)
     JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
     if (jni == NULL) {
-        log_warn("agent %d: RequestEvent(OBJECT_ALLOC) from a thread the JVM does not know: "
-                 "JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(OBJECT_ALLOC) from a thread the JVM does not know: "
+                      "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
     const char *why = NULL;
@@ -374,8 +376,8 @@ static jint request_object_alloc(struct instance *inst, void *arg)
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
     if (o == NULL) {
-        log_warn("agent %d: RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL", inst->slot,
-                 (void *)id, why);
+        report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
+                                      (void *)id, why);
     } else {
         jlong size = 0;
         (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);

@@ -30,6 +30,7 @@
 #include "ids.h"
 #include "rawmon.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +78,9 @@ jint monitordump_request(struct instance *inst, void *arg)
     (void)arg;
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL) {
-        log_warn("agent %d: RequestEvent(MONITOR_DUMP) from a thread the JVM does not know: "
-                 "JVMPI_FAIL", inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "RequestEvent(MONITOR_DUMP) from a thread the JVM does not know: "
+                      "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
     jvmtiEnv *j = g_shim.jvmti;

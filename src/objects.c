@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "memory.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdlib.h>
 
@@ -29,7 +30,7 @@ void jvmpi_EnableGC(struct instance *inst)
 {
     if (atomic_fetch_sub(&gc_disabled[inst->slot], 1) <= 0) {
         atomic_fetch_add(&gc_disabled[inst->slot], 1);
-        log_info("agent %d: EnableGC without a matching DisableGC: ignored", inst->slot);
+        report_misuse(inst, LOG_INFO, "EnableGC without a matching DisableGC: ignored");
         return;
     }
     gc_disable_exit();
@@ -48,8 +49,8 @@ jobjectID jvmpi_jobject2jobjectID(struct instance *inst, jobject ref)
     if (ref == NULL)
         return NULL;
     if (jni == NULL) {
-        log_warn("agent %d: jobject2jobjectID from a thread the JVM does not know: NULL",
-                 inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "jobject2jobjectID from a thread the JVM does not know: NULL");
         return NULL;
     }
     return ids_of(jni, ref);
@@ -61,14 +62,14 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
     if (id == NULL)
         return NULL;
     if (jni == NULL) {
-        log_warn("agent %d: jobjectID2jobject from a thread the JVM does not know: NULL",
-                 inst->slot);
+        report_misuse(inst, LOG_WARN,
+                      "jobjectID2jobject from a thread the JVM does not know: NULL");
         return NULL;
     }
     const char *why = NULL;
     /* A local ref in the caller's current frame, as HotSpot made. */
     jobject o = ids_resolve(jni, id, &why);
     if (o == NULL)
-        log_warn("agent %d: jobjectID2jobject(%p): %s: NULL", inst->slot, (void *)id, why);
+        report_misuse(inst, LOG_WARN, "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
     return o;
 }

@@ -31,6 +31,9 @@ static const char help_text[] =
     "  logfile=PATH          append the shim's messages to PATH instead of stderr\n"
     "  checkdumps            decode every heap, object and monitor dump before the agent\n"
     "                        gets it and log the first malformed offset, if any\n"
+    "  report=PATH           at exit, write a migration report to PATH: which JVMPI\n"
+    "                        functions and events the agent used, how often, how\n"
+    "                        faithfully this JVM served each, and what went wrong\n"
     "\n"
     "example: java -agentpath:$PWD/build/libjvmpishim.so=log=info,legacy=/opt/old/libprof.so:heap=sites,file=x.txt App\n";
 
@@ -39,6 +42,7 @@ const char *options_help(void) { return help_text; }
 void options_free(struct shim_options *o)
 {
     free(o->log_file);
+    free(o->report_file);
     free(o->legacy);
     free(o->agent_options);
     memset(o, 0, sizeof *o);
@@ -123,6 +127,13 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
             free(o->log_file);
             o->log_file = dup_n(v, vlen);
             if (o->log_file == NULL)
+                FAIL("out of memory parsing options");
+        } else if (klen == 6 && memcmp(p, "report", 6) == 0) {
+            if (v == NULL || vlen == 0)
+                FAIL("report= needs a path in '%.*s'", (int)n, p);
+            free(o->report_file);
+            o->report_file = dup_n(v, vlen);
+            if (o->report_file == NULL)
                 FAIL("out of memory parsing options");
         } else
             FAIL("unknown option '%.*s' in '%s' (try =help)", (int)n, p, text);

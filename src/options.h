@@ -11,6 +11,7 @@ struct shim_options {
     int log_level;          /* enum log_level; LOG_WARN unless log= says otherwise */
     char *log_file;         /* logfile=PATH, NULL = stderr */
     bool check_dumps;       /* checkdumps: validate every dump before the agent sees it */
+    char *report_file;      /* report=PATH: write the migration report there at exit */
     char *legacy;           /* legacy=PATH or bare NAME (found as libNAME.so) */
     char *agent_options;    /* text after the first ':' of legacy=, verbatim; NULL if no ':' */
 };

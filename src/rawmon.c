@@ -20,6 +20,7 @@
 #include "api.h"
 #include "rawmon.h"
 #include "threads.h"
+#include "report.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,11 +34,11 @@ static struct rawmon *registry;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_serial;
 
-static struct rawmon *acquire(JVMPI_RawMonitor id, const char *fn)
+static struct rawmon *acquire(struct instance *inst, JVMPI_RawMonitor id, const char *fn)
 {
     struct rawmon *m = NULL;
     if (id == NULL) {
-        log_warn("%s(NULL): not a raw monitor; ignored", fn);
+        report_misuse(inst, LOG_WARN, "%s(NULL): not a raw monitor; ignored", fn);
         return NULL;
     }
     pthread_mutex_lock(&registry_lock);
@@ -46,7 +47,8 @@ static struct rawmon *acquire(JVMPI_RawMonitor id, const char *fn)
         m->refs++;
     pthread_mutex_unlock(&registry_lock);
     if (m == NULL)
-        log_warn("%s(%p): unknown or destroyed raw monitor; ignored", fn, (void *)id);
+        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor; ignored", fn,
+                                      (void *)id);
     return m;
 }
 
@@ -87,9 +89,8 @@ JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
         log_error("agent %d: RawMonitorCreate: out of memory", inst->slot);
         return NULL;
     }
-    if (name == NULL)
-        log_info("agent %d: RawMonitorCreate(NULL name): created an unnamed monitor",
-                 inst->slot); /* HotSpot crashed here (strlen(NULL)) */
+    if (name == NULL) /* HotSpot crashed here (strlen(NULL)) */
+        report_misuse(inst, LOG_INFO, "RawMonitorCreate(NULL name): created an unnamed monitor");
     /* The name is copied: agents pass stack buffers, and events and dumps show our copy. */
     m->name = strdup(name ? name : "");
     if (m->name == NULL) {
@@ -131,8 +132,7 @@ static void lock_owned(struct rawmon *m)
 
 void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
 {
-    (void)inst;
-    struct rawmon *m = acquire(id, "RawMonitorEnter");
+    struct rawmon *m = acquire(inst, id, "RawMonitorEnter");
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->mu);
@@ -185,16 +185,16 @@ static bool unlock_owned(struct rawmon *m)
 
 void jvmpi_RawMonitorExit(struct instance *inst, JVMPI_RawMonitor id)
 {
-    (void)inst;
-    struct rawmon *m = acquire(id, "RawMonitorExit");
+    struct rawmon *m = acquire(inst, id, "RawMonitorExit");
     if (m == NULL)
         return;
     bool contended = false;
     pthread_mutex_lock(&m->mu);
     if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
         pthread_mutex_unlock(&m->mu);
-        log_info("RawMonitorExit(\"%s\"): the calling thread does not own it; ignored",
-                 m->name);
+        report_misuse(inst, LOG_INFO,
+                      "RawMonitorExit(\"%s\"): the calling thread does not own it; ignored",
+                      m->name);
         release(m);
         return;
     }
@@ -208,15 +208,15 @@ void jvmpi_RawMonitorExit(struct instance *inst, JVMPI_RawMonitor id)
 
 void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
 {
-    (void)inst;
-    struct rawmon *m = acquire(id, "RawMonitorWait");
+    struct rawmon *m = acquire(inst, id, "RawMonitorWait");
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->mu);
     if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
         pthread_mutex_unlock(&m->mu);
-        log_info("RawMonitorWait(\"%s\"): the calling thread does not own it; returns at once",
-                 m->name);
+        report_misuse(inst, LOG_INFO,
+                      "RawMonitorWait(\"%s\"): the calling thread does not own it; returns at once",
+                      m->name);
         release(m);
         return;
     }
@@ -275,14 +275,14 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
 
 void jvmpi_RawMonitorNotifyAll(struct instance *inst, JVMPI_RawMonitor id)
 {
-    (void)inst;
-    struct rawmon *m = acquire(id, "RawMonitorNotifyAll");
+    struct rawmon *m = acquire(inst, id, "RawMonitorNotifyAll");
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->mu);
     if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
-        log_info("RawMonitorNotifyAll(\"%s\"): the calling thread does not own it; ignored",
-                 m->name);
+        report_misuse(inst, LOG_INFO,
+                      "RawMonitorNotifyAll(\"%s\"): the calling thread does not own it; ignored",
+                      m->name);
     } else {
         m->notify_gen++;
         pthread_cond_broadcast(&m->wait_cv);
@@ -293,15 +293,16 @@ void jvmpi_RawMonitorNotifyAll(struct instance *inst, JVMPI_RawMonitor id)
 
 void jvmpi_RawMonitorDestroy(struct instance *inst, JVMPI_RawMonitor id)
 {
-    (void)inst;
-    struct rawmon *m = acquire(id, "RawMonitorDestroy");
+    struct rawmon *m = acquire(inst, id, "RawMonitorDestroy");
     if (m == NULL)
         return;
     pthread_mutex_lock(&m->mu);
     if (m->owned && !pthread_equal(m->owner, pthread_self())) {
         /* HotSpot: destroying a monitor another thread owns fails silently. */
         pthread_mutex_unlock(&m->mu);
-        log_warn("RawMonitorDestroy(\"%s\"): owned by another thread; not destroyed", m->name);
+        report_misuse(inst, LOG_WARN,
+                      "RawMonitorDestroy(\"%s\"): owned by another thread; not destroyed",
+                      m->name);
         release(m);
         return;
     }

@@ -69,8 +69,16 @@ struct instance {
     /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
      * DisableEvent(t) since. Read lock-free on every event. */
     _Atomic uint64_t enabled;
-    /* Usage: calls per JVMPI function (not on the per-event path). */
+    /* Usage, for the migration report (report.c): calls per JVMPI function; EnableEvent
+     * and RequestEvent calls per event type and how many were refused; deliveries per
+     * event type, counted on the delivering thread's stripe so that no cache line is
+     * shared between threads on the per-event path. */
     _Atomic uint64_t calls[SHIM_NUM_FUNCTIONS];
+    _Atomic uint64_t enable_calls[SHIM_NUM_EVENTS], enable_refused[SHIM_NUM_EVENTS];
+    _Atomic uint64_t request_calls[SHIM_NUM_EVENTS], request_failed[SHIM_NUM_EVENTS];
+    struct {
+        _Alignas(64) _Atomic uint64_t n[SHIM_NUM_EVENTS];
+    } delivered[STRIPES];
 };
 
 enum shim_phase {
@@ -99,6 +107,7 @@ struct shim {
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
     struct striped inflight;            /* event_post calls between check and return */
     bool check_dumps;                   /* checkdumps option: validate every dump built */
+    bool attached;                      /* loaded by Agent_OnAttach into a running JVM */
 };
 
 extern struct shim g_shim;

@@ -20,6 +20,7 @@
  */
 #include "api.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdlib.h>
 
@@ -59,15 +60,15 @@ static jint status_now(struct thread_rec *r)
 jint jvmpi_GetThreadStatus(struct instance *inst, JNIEnv *env)
 {
     if (env == NULL) {
-        log_info("agent %d: GetThreadStatus(NULL): RUNNABLE", inst->slot);
+        report_misuse(inst, LOG_INFO, "GetThreadStatus(NULL): RUNNABLE");
         return JVMPI_THREAD_RUNNABLE;
     }
     if (threads_env_is_current(env))
         threads_self();
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL) {
-        log_info("agent %d: GetThreadStatus(%p): no such thread: RUNNABLE", inst->slot,
-                 (void *)env);
+        report_misuse(inst, LOG_INFO, "GetThreadStatus(%p): no such thread: RUNNABLE",
+                                      (void *)env);
         return JVMPI_THREAD_RUNNABLE; /* HotSpot's answer for an unknown env */
     }
     jint s = r->jvmpi_suspended ? r->status_at_suspend : status_now(r);
@@ -81,7 +82,7 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
 {
     *result = RESULT_INVALID_THREAD;
     if (env == NULL) {
-        log_info("agent %d: %s(NULL): ignored", inst->slot, fn);
+        report_misuse(inst, LOG_INFO, "%s(NULL): ignored", fn);
         return NULL;
     }
     if (threads_env_is_current(env)) {
@@ -90,7 +91,7 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
     }
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL || r->ref == NULL || r->ended) {
-        log_info("agent %d: %s(%p): no such live thread; ignored", inst->slot, fn, (void *)env);
+        report_misuse(inst, LOG_INFO, "%s(%p): no such live thread; ignored", fn, (void *)env);
         threads_release(r);
         return NULL;
     }
@@ -156,8 +157,8 @@ static void thread_list(struct instance *inst, jint n, JNIEnv **list, jint *resu
 {
     const char *fn = suspend ? "SuspendThreadList" : "ResumeThreadList";
     if (n <= 0 || list == NULL || results == NULL) {
-        log_info("agent %d: %s(%d, %p, %p): nothing to do", inst->slot, fn, (int)n,
-                 (void *)list, (void *)results);
+        report_misuse(inst, LOG_INFO, "%s(%d, %p, %p): nothing to do", fn, (int)n,
+                                      (void *)list, (void *)results);
         return;
     }
     struct thread_rec **recs = calloc((size_t)n, sizeof *recs);
@@ -233,8 +234,8 @@ jboolean jvmpi_ThreadHasRun(struct instance *inst, JNIEnv *env)
         return JNI_TRUE; /* it is running now */
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL || r->ref == NULL) {
-        log_info("agent %d: ThreadHasRun(%p): no such thread: JNI_FALSE", inst->slot,
-                 (void *)env);
+        report_misuse(inst, LOG_INFO, "ThreadHasRun(%p): no such thread: JNI_FALSE",
+                                      (void *)env);
         threads_release(r);
         return JNI_FALSE;
     }

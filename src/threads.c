@@ -18,6 +18,7 @@
 #include "events.h"
 #include "ids.h"
 #include "threads.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -306,7 +307,7 @@ void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
 {
     struct thread_rec *r;
     if (env == NULL) {
-        log_info("agent %d: SetThreadLocalStorage(NULL env): ignored", inst->slot);
+        report_misuse(inst, LOG_INFO, "SetThreadLocalStorage(NULL env): ignored");
         return;
     }
     if (threads_env_is_current(env)) {
@@ -317,8 +318,8 @@ void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
     }
     r = threads_acquire(env);
     if (r == NULL) {
-        log_info("agent %d: SetThreadLocalStorage(%p): no such thread; ignored", inst->slot,
-                 (void *)env);
+        report_misuse(inst, LOG_INFO, "SetThreadLocalStorage(%p): no such thread; ignored",
+                                      (void *)env);
         return;
     }
     r->tls[inst->slot] = ptr;
@@ -334,8 +335,8 @@ void *jvmpi_GetThreadLocalStorage(struct instance *inst, JNIEnv *env)
         return r->tls[inst->slot];
     r = threads_acquire(env);
     if (r == NULL) {
-        log_info("agent %d: GetThreadLocalStorage(%p): no such thread; NULL", inst->slot,
-                 (void *)env);
+        report_misuse(inst, LOG_INFO, "GetThreadLocalStorage(%p): no such thread; NULL",
+                                      (void *)env);
         return NULL;
     }
     void *p = r->tls[inst->slot];
@@ -411,19 +412,21 @@ jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
                               void (*f)(void *))
 {
     if (atomic_load(&g_shim.phase) < PHASE_LIVE) {
-        log_warn("agent %d: CreateSystemThread(\"%s\") before JVM_INIT_DONE: JNI_ERR (JVMPI "
-                 "allows it only once the VM is initialised)", inst->slot, name ? name : "");
+        report_misuse(inst, LOG_WARN,
+                      "CreateSystemThread(\"%s\") before JVM_INIT_DONE: JNI_ERR (JVMPI "
+                      "allows it only once the VM is initialised)", name ? name : "");
         return JNI_ERR;
     }
     if (priority != JVMPI_MINIMUM_PRIORITY && priority != JVMPI_NORMAL_PRIORITY &&
         priority != JVMPI_MAXIMUM_PRIORITY) {
-        log_warn("agent %d: CreateSystemThread(\"%s\", priority %d): JVMPI accepts only 1, 5 "
-                 "or 10: JNI_ERR", inst->slot, name ? name : "", (int)priority);
+        report_misuse(inst, LOG_WARN,
+                      "CreateSystemThread(\"%s\", priority %d): JVMPI accepts only 1, 5 "
+                      "or 10: JNI_ERR", name ? name : "", (int)priority);
         return JNI_ERR;
     }
     if (f == NULL) {
-        log_warn("agent %d: CreateSystemThread(\"%s\") with a NULL function: JNI_ERR",
-                 inst->slot, name ? name : "");
+        report_misuse(inst, LOG_WARN,
+                      "CreateSystemThread(\"%s\") with a NULL function: JNI_ERR", name ? name : "");
         return JNI_ERR;
     }
     JNIEnv *jni = shim_current_jni();
@@ -641,8 +644,8 @@ static jint request_thread_start(struct instance *inst, void *arg)
     JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
     if (jni == NULL || id == NULL) {
-        log_warn("agent %d: RequestEvent(THREAD_START, %p)%s: JVMPI_FAIL", inst->slot,
-                 (void *)id, jni ? ": NULL thread id" : " from a thread the JVM does not know");
+        report_misuse(inst, LOG_WARN, "RequestEvent(THREAD_START, %p)%s: JVMPI_FAIL",
+                                      (void *)id, jni ? ": NULL thread id" : " from a thread the JVM does not know");
         return JVMPI_FAIL;
     }
     /* Registry scan: the thread whose object carries this id. */
@@ -658,8 +661,8 @@ static jint request_thread_start(struct instance *inst, void *arg)
     free(snap);
     struct thread_rec *tr = env ? threads_acquire(env) : NULL;
     if (tr == NULL) {
-        log_warn("agent %d: RequestEvent(THREAD_START, %p): no live thread has this id: "
-                 "JVMPI_FAIL", inst->slot, (void *)id);
+        report_misuse(inst, LOG_WARN, "RequestEvent(THREAD_START, %p): no live thread has this id: "
+                                      "JVMPI_FAIL", (void *)id);
         return JVMPI_FAIL;
     }
     post_thread_event(jni, inst, JVMPI_EVENT_THREAD_START | JVMPI_REQUESTED_EVENT, tr);
@@ -671,15 +674,15 @@ jobjectID jvmpi_GetThreadObject(struct instance *inst, JNIEnv *env)
 {
     JNIEnv *jni = shim_current_jni();
     if (env == NULL || jni == NULL) {
-        log_info("agent %d: GetThreadObject(%p)%s: NULL", inst->slot, (void *)env,
-                 jni ? "" : " from a thread the JVM does not know");
+        report_misuse(inst, LOG_INFO, "GetThreadObject(%p)%s: NULL", (void *)env,
+                                      jni ? "" : " from a thread the JVM does not know");
         return NULL;
     }
     if (threads_env_is_current(env))
         threads_self();
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL) {
-        log_info("agent %d: GetThreadObject(%p): no such thread: NULL", inst->slot, (void *)env);
+        report_misuse(inst, LOG_INFO, "GetThreadObject(%p): no such thread: NULL", (void *)env);
         return NULL;
     }
     jobjectID id = r->ref ? ids_of(jni, r->ref) : NULL;

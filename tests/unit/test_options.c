@@ -128,6 +128,16 @@ static void test_shim_options_before_legacy(void)
     if (ok_parse("logfile=/tmp/a=b:c,legacy=x", &o) == 0)
         CHECK_STR(o.log_file, "/tmp/a=b:c");
     options_free(&o);
+
+    /* report=PATH; the last one wins; absent means NULL */
+    if (ok_parse("report=/tmp/r1,report=/tmp/r 2,legacy=x:report=agent", &o) == 0) {
+        CHECK_STR(o.report_file, "/tmp/r 2");
+        CHECK_STR(o.agent_options, "report=agent");
+    }
+    options_free(&o);
+    if (ok_parse("legacy=x", &o) == 0)
+        CHECK(o.report_file == NULL, "report_file set without report=");
+    options_free(&o);
 }
 
 static void test_log_levels(void)
@@ -223,6 +233,10 @@ static void test_errors(void)
     /* logfile= without a path */
     bad_parse("logfile=,legacy=x", "logfile=", "path", (char *)NULL);
     bad_parse("logfile,legacy=x", "'logfile'", (char *)NULL);
+    /* report= without a path */
+    bad_parse("report=,legacy=x", "report=", "path", (char *)NULL);
+    bad_parse("report,legacy=x", "'report'", (char *)NULL);
+    bad_parse("report=/r", "no legacy=AGENT", (char *)NULL);
 
     /* legacy= naming nothing */
     bad_parse("legacy=", "legacy=", "no agent", (char *)NULL);

@@ -1,0 +1,92 @@
+#!/bin/bash
+# report.sh — the migration report (report=PATH): it lists exactly what the agent used.
+#
+# legacy-agents/usage.c makes a fixed set of calls (7 GetCurrentThreadCpuTime, 3
+# jobjectID2jobject of a garbage id, 2 RawMonitorEnter(NULL), 1 heap dump request, 6
+# EnableEvent of which INSTRUCTION_START and 12 are refused) and prints the events it
+# received; the report's counts must equal both. Also: every status printed agrees with
+# docs/mapping.md, ProfilerExit names itself as the end, an unwritable report path is an
+# error message while the program still runs, and a jvmpitop run lists the functions its
+# sampler uses.
+source "$ROOT/tests/it/lib.sh"
+R=$WORK/report.txt
+
+# row FILE NAME — the report's table row for a function or event NAME ("33 THREAD_START").
+row() { grep -E "^  $2 " "$1" | head -n 1; }
+# field FILE NAME K — the K-th whitespace field after the name
+fcol() { row "$1" "$2" | sed -E "s/^  $2 +//" | awk -v k="$3" '{print $k}'; }
+
+run_java "$(shim_arg usage "" "report=$R")" -cp "$CLASSES" Hello
+expect_rc 0
+expect_grep "$WORK/out" '^hello$' "the program ran"
+[ -s "$R" ] && ok "report written" || { bad "no report at $R"; show; finish; }
+expect_grep "$R" '^jvmpishim migration report$' "report title"
+expect_grep "$R" "^agent: +$AGENTS/libusage\.so" "report names the agent library"
+expect_grep "$R" "^JVM: .*$JDK_MAJOR" "report names the JVM version"
+expect_grep "$R" 'ended by JVM_SHUT_DOWN' "report says how the run ended"
+
+expect_eq "$(fcol "$R" GetCurrentThreadCpuTime 1)" 7 "GetCurrentThreadCpuTime calls"
+expect_eq "$(fcol "$R" GetCurrentThreadCpuTime 2)" exact "GetCurrentThreadCpuTime status"
+expect_eq "$(fcol "$R" jobjectID2jobject 1)" 3 "jobjectID2jobject calls"
+expect_eq "$(fcol "$R" RawMonitorEnter 1)" 2 "RawMonitorEnter calls"
+expect_eq "$(fcol "$R" RequestEvent 1)" 1 "RequestEvent calls"
+expect_eq "$(fcol "$R" EnableEvent 1)" 6 "EnableEvent calls"
+expect_nogrep "$R" '^  (GetCallTrace|SuspendThread|RawMonitorExit|ProfilerExit) ' "functions never called are not listed"
+
+# Events: enable / refused / request / failed / delivered / status
+expect_eq "$(fcol "$R" '9 INSTRUCTION_START' 2) $(fcol "$R" '9 INSTRUCTION_START' 6)" "1 unavailable" "INSTRUCTION_START refused, unavailable"
+ts=$(sed -nE 's/^usage: shut down: thread_start=([0-9]+) class_load=([0-9]+) heap_dump=([0-9]+)$/\1 \2 \3/p' "$WORK/out")
+read -r n_ts n_cl n_hd <<<"$ts"
+expect_eq "$(fcol "$R" '33 THREAD_START' 5)" "${n_ts:-?}" "THREAD_START delivered = what the agent counted"
+expect_eq "$(fcol "$R" '42 CLASS_LOAD' 5)" "${n_cl:-?}" "CLASS_LOAD delivered = what the agent counted"
+expect_eq "$(fcol "$R" '37 HEAP_DUMP' 3) $(fcol "$R" '37 HEAP_DUMP' 5)" "1 ${n_hd:-?}" "HEAP_DUMP requested once, delivered as counted"
+expect_eq "$(fcol "$R" '46 JVM_INIT_DONE' 5)" 1 "JVM_INIT_DONE delivered once"
+
+# Warnings: the unavailable event, and each misuse with its count
+expect_grep "$R" '^  - asked for INSTRUCTION_START \(1 EnableEvent call answered JVMPI_NOT_AVAILABLE\)' "warning: INSTRUCTION_START unavailable"
+expect_grep "$R" '^  - 3 times: jobjectID2jobject\(0x5a5a5a58\): ' "warning: garbage id, 3 times"
+expect_grep "$R" '^  - 2 times: RawMonitorEnter\(NULL\)' "warning: NULL raw monitor, 2 times"
+expect_grep "$R" '^  - 1 time: EnableEvent\(12\): no such JVMPI event' "warning: unknown event number"
+expect_grep "$R" '^summary: [0-9]+ exact, [0-9]+ differ, [0-9]+ unavailable of what the agent used; 4 warnings$' "summary line"
+
+# Every status in the report agrees with docs/mapping.md's status column.
+nchk=0; nbad=0
+while read -r name status; do
+  if [[ "$name" =~ ^[0-9]+$ ]]; then
+    doc=$(grep -E "^\| $name \`" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
+  else
+    doc=$(grep -E "^\| \`$name\(" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
+  fi
+  [ "$doc" = planned ] && doc=unavailable
+  [ "$doc" = notavailable ] && doc=unavailable
+  [ -z "$doc" ] && [[ "$name" =~ ^[0-9]+$ ]] && doc=unavailable   # an unused number
+  nchk=$((nchk+1))
+  [ "$doc" = "$status" ] || { nbad=$((nbad+1)); echo "     $name: report $status, mapping.md $doc"; }
+done < <(awk '/^JVMPI functions called/{m=1;next} /^JVMPI events/{m=2;next} /^Warnings/{m=0}
+             m==1 && $1!="function" && NF>=3 {print $1, $3}
+             m==2 && $1!="event" && NF>=8 {print $1, $8}' "$R")
+[ "$nbad" -eq 0 ] && [ "$nchk" -ge 10 ] && ok "all $nchk statuses agree with docs/mapping.md" || bad "$nbad of $nchk statuses disagree with docs/mapping.md"
+
+# ProfilerExit ends the run: the report says so, and the exit code is the agent's.
+run_java "$(shim_arg usage exit=3 "report=$R")" -cp "$CLASSES" Hello
+expect_rc 3
+expect_grep "$R" 'ended by ProfilerExit\(3\) from agent 0' "ProfilerExit run: report written and says so"
+expect_eq "$(fcol "$R" ProfilerExit 1)" 1 "ProfilerExit calls"
+
+# An unwritable path: an error naming it; the program runs to the end.
+run_java "$(shim_arg usage "" "report=$WORK/no/such/dir/r.txt")" -cp "$CLASSES" Hello
+expect_rc 0
+expect_grep "$WORK/out" '^hello$' "unwritable report: the program ran"
+expect_grep "$WORK/err" "report=$WORK/no/such/dir/r\.txt: cannot write the migration report: No such file" "unwritable report: error names the path and reason"
+
+# A real profiler: jvmpitop's sampler calls show up with their counts.
+run_java "$(shim_arg jvmpitop "file=$WORK/top.txt,interval=5" "report=$R")" -cp "$CLASSES" DemoApp
+expect_rc 0
+for fn in GetCallTrace SuspendThread ResumeThread CreateSystemThread RawMonitorEnter; do
+  c=$(fcol "$R" $fn 1)
+  [ -n "$c" ] && [ "$c" -gt 0 ] 2>/dev/null && ok "jvmpitop: $fn used ($c calls)" || bad "jvmpitop: $fn missing from the report"
+done
+expect_eq "$(fcol "$R" SuspendThread 1)" "$(fcol "$R" ResumeThread 1)" "jvmpitop: SuspendThread calls = ResumeThread calls"
+a=$(fcol "$R" '4 OBJECT_ALLOC' 5)
+[ -n "$a" ] && [ "$a" -gt 1000 ] 2>/dev/null && ok "jvmpitop: OBJECT_ALLOC delivered ($a)" || bad "jvmpitop: OBJECT_ALLOC deliveries '$a'"
+finish
