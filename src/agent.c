@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "worker.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,10 +144,11 @@ static void post_simple(jint type, JNIEnv *jni)
     event_post_all(&ev);
 }
 
-static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+/* Start the agents: JVM_OnLoad of each, the replay of what exists, then JVM_INIT_DONE.
+ * Runs on the VMInit thread, or on the attaching thread when loaded into a running JVM.
+ * Returns false if an agent failed to start (nothing has been posted then). */
+static bool start_agents(JNIEnv *jni)
 {
-    (void)jvmti;
-    (void)thread;
     shim_set_current_jni(jni);
     g_shim.init_thread = pthread_self();
     atomic_store(&g_shim.phase, PHASE_STARTING);
@@ -155,7 +157,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     jniref_install_always();
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
-            refuse_start(jni);
+            return false;
 
     /* HotSpot's order after JVM_OnLoad: objects, classes, threads, then JVM_INIT_DONE;
      * other threads' events wait at the gate until the replay is done. */
@@ -167,6 +169,15 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     pthread_mutex_unlock(&g_shim.life_lock);
 
     post_simple(JVMPI_EVENT_JVM_INIT_DONE, jni);
+    return true;
+}
+
+static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)thread;
+    if (!start_agents(jni))
+        refuse_start(jni);
 }
 
 static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -321,13 +332,126 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return JNI_OK;
 }
 
+/* The shim gives up in a running JVM it was attached to: the JVM must go on as if the
+ * shim had never come. Nothing is posted any more, threads waiting at the start gate are
+ * let go, and agent threads that call in are parked (as after a ProfilerExit). */
+static void attach_abandon(const char *why)
+{
+    log_error("attach: %s; the shim stays inactive in this JVM", why);
+    atomic_store(&g_shim.profiler_exit, 1);
+    pthread_mutex_lock(&g_shim.life_lock);
+    atomic_store(&g_shim.phase, PHASE_DEAD);
+    pthread_cond_broadcast(&g_shim.life_cond);
+    pthread_mutex_unlock(&g_shim.life_lock);
+    if (g_shim.jvmti == NULL)
+        return;
+    /* No more callbacks, the heap sampling interval back to the JVM's default, and the
+     * capabilities (sampled allocation is exclusive) free for other agents. */
+    jvmtiEventCallbacks none;
+    memset(&none, 0, sizeof none);
+    jvmtiEnv *j = g_shim.jvmti;
+    jvmti_ok_at((*j)->SetEventCallbacks(j, &none, sizeof none), LOG_WARN,
+                "clearing the callbacks after a failed attach");
+    if (g_shim.caps.can_generate_sampled_object_alloc_events)
+        jvmti_ok_at((*j)->SetHeapSamplingInterval(j, 512 * 1024), LOG_WARN,
+                    "restoring the heap sampling interval after a failed attach");
+    jvmti_ok_at((*j)->RelinquishCapabilities(j, &g_shim.caps), LOG_WARN,
+                "relinquishing capabilities after a failed attach");
+}
+
+/* HotSpot unloads an agent library whose Agent_OnAttach fails, but threads may be inside
+ * the shim's callbacks, or about to call through the JNI table it replaced, at that
+ * moment: so the shim pins itself in memory before it installs anything. */
+static bool pin_self(void)
+{
+    Dl_info di;
+    if (dladdr((void *)pin_self, &di) == 0 || di.dli_fname == NULL)
+        return false;
+    return dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+/* What cannot be had late: JVMTI grants some capabilities only in the OnLoad phase. The
+ * events that need them answer JVMPI_NOT_AVAILABLE, saying so. */
+static void attach_mark_unavailable(void)
+{
+    static const char late[] = "because JVMTI grants its capability only at JVM start and the "
+                               "shim was attached to a running JVM";
+    if (!g_shim.caps.can_generate_method_entry_events) {
+        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY, late);
+        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
+    }
+    if (!g_shim.caps.can_generate_method_exit_events)
+        events_set_unavailable(JVMPI_EVENT_METHOD_EXIT, late);
+    if (!g_shim.caps.can_access_local_variables)
+        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
+    if (!g_shim.caps.can_get_owned_monitor_info || !g_shim.caps.can_get_current_contended_monitor)
+        events_set_unavailable(JVMPI_EVENT_MONITOR_DUMP, late);
+}
+
+/* jcmd <pid> JVMTI.agent_load /abs/libjvmpishim.so "[OPTION,...]legacy=AGENT[:OPTS]": the
+ * same options as -agentpath. The agent starts in a consistent world: JVM_OnLoad runs on the
+ * attaching thread, the start-up replay announces the threads, classes (and, if it asked for
+ * OBJECT_ALLOC, the objects) that exist, then JVM_INIT_DONE. One attach per JVM, and not
+ * into a JVM where the shim was loaded at start. */
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
-    (void)vm;
     (void)reserved;
-    log_error("loading into a running JVM (legacy=%s) is not supported by this version of "
-              "the shim", options ? options : "");
-    return JNI_ERR;
+    struct shim_options opts;
+    char err[1024];
+    if (options_parse(options, &opts, err, sizeof err) != 0) {
+        fprintf(stderr, "jvmpishim: attach: error: %s\n", err);
+        return JNI_ERR;
+    }
+    if (opts.help) {
+        fprintf(stderr, "%s", options_help());
+        options_free(&opts);
+        return JNI_ERR; /* nothing was loaded */
+    }
+    if (g_shim.ninst > 0 || g_shim.jvmti != NULL) {
+        fprintf(stderr, "jvmpishim: attach: error: legacy=%s: the shim is already active in this "
+                        "JVM (loaded at start or attached before); one attach per JVM\n",
+                opts.legacy);
+        options_free(&opts);
+        return JNI_ERR;
+    }
+    if (!log_configure(opts.log_level, opts.log_file)) {
+        options_free(&opts);
+        return JNI_ERR;
+    }
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK || jni == NULL) {
+        log_error("attach: the attaching thread has no JNIEnv");
+        options_free(&opts);
+        return JNI_ERR;
+    }
+    /* The agent library first: if it cannot be loaded, nothing of the shim is in place. */
+    if (!pin_self())
+        log_warn("attach: could not pin libjvmpishim.so in memory (%s)", dlerror());
+    g_shim.vm = vm;
+    g_shim.attached = true;
+    if (opts.check_dumps)
+        g_shim.check_dumps = true;
+    struct instance *inst = &g_shim.inst[0];
+    inst->slot = 0;
+    inst->opts = opts;
+    interface_init(inst);
+    loader_init_proxy_vm(inst);
+    if (loader_open(inst) != JNI_OK)
+        return JNI_ERR;
+    inst->used = true;
+    g_shim.ninst = 1;
+    if (shim_init_once(vm) != JNI_OK) {
+        attach_abandon("JVMTI set-up failed");
+        return JNI_ERR;
+    }
+    attach_mark_unavailable();
+    log_info("attached to a running JVM: starting %s", inst->resolved_path);
+    if (!start_agents(jni)) {
+        report_write_all(jni, "a refused start (the agent failed to start after attach)");
+        attach_abandon("the legacy agent failed to start");
+        return JNI_ERR;
+    }
+    return JNI_OK;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
