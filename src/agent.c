@@ -14,6 +14,7 @@
  * cannot touch what the agent freed in its shutdown handler.
  */
 #include "api.h"
+#include "bci.h"
 #include "report.h"
 #include "events.h"
 #include "memory.h"
@@ -65,7 +66,7 @@ static void request_capabilities(void)
     want.can_get_current_thread_cpu_time = 1;
     want.can_get_thread_cpu_time = 1;           /* ThreadHasRun */
     want.can_suspend = 1;                       /* SuspendThread and lists */
-    want.can_get_monitor_info = 1;              /* MONITOR_DUMP */
+    want.can_get_monitor_info = 1;              /* MONITOR_CONTENDED_EXIT: the owner */
     want.can_get_owned_monitor_info = 1;
     want.can_get_current_contended_monitor = 1;
     want.can_generate_monitor_events = 1;       /* MONITOR_* events */
@@ -78,7 +79,6 @@ static void request_capabilities(void)
     want.can_get_bytecodes = 1;
     want.can_maintain_original_method_order = 1; /* CLASS_LOAD methods in class-file order */
     want.can_get_constant_pool = 1;
-    want.can_retransform_classes = 1;
     want.can_generate_sampled_object_alloc_events = 1; /* OBJECT_ALLOC */
     want.can_generate_vm_object_alloc_events = 1;
     want.can_generate_single_step_events = 1;   /* INSTRUCTION_START */
@@ -155,6 +155,7 @@ static bool start_agents(JNIEnv *jni)
 
     threads_init_live(jni);
     jniref_install_always();
+    bci_start(jni);
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
             return false;
@@ -207,6 +208,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
     worker_stop();
+    bci_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
     report_write_all(jni, "JVM_SHUT_DOWN (the JVM's normal exit)");
 }
@@ -272,6 +274,7 @@ static jint shim_init_once(JavaVM *vm)
     g_shim.jdk_major = (ver >> 16) & 0x0fff; /* JVMTI 11+ encodes the JDK major */
     events_init();
     request_capabilities();
+    bci_init();
     modules_init();
 
     jvmtiEventCallbacks cb;
@@ -376,14 +379,18 @@ static void attach_mark_unavailable(void)
 {
     static const char late[] = "because JVMTI grants its capability only at JVM start and the "
                                "shim was attached to a running JVM";
-    if (!g_shim.caps.can_generate_method_entry_events) {
-        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY, late);
-        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
+    /* Method events come from class rewriting, which works late too; only without it do
+     * they need the OnLoad-only JVMTI method-event capabilities. */
+    if (!bci_available()) {
+        if (!g_shim.caps.can_generate_method_entry_events) {
+            events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY, late);
+            events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
+        }
+        if (!g_shim.caps.can_generate_method_exit_events)
+            events_set_unavailable(JVMPI_EVENT_METHOD_EXIT, late);
+        if (!g_shim.caps.can_access_local_variables)
+            events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
     }
-    if (!g_shim.caps.can_generate_method_exit_events)
-        events_set_unavailable(JVMPI_EVENT_METHOD_EXIT, late);
-    if (!g_shim.caps.can_access_local_variables)
-        events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2, late);
     if (!g_shim.caps.can_get_owned_monitor_info || !g_shim.caps.can_get_current_contended_monitor)
         events_set_unavailable(JVMPI_EVENT_MONITOR_DUMP, late);
 }

@@ -11,6 +11,7 @@
  * announced to agents that enabled CLASS_LOAD, so a method id in a trace is never unknown.
  */
 #include "api.h"
+#include "bci.h"
 #include "calltrace.h"
 #include "classes.h"
 #include "threads.h"
@@ -113,24 +114,31 @@ jint calltrace_line(jmethodID m, jlocation bci)
 
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
 {
-    jvmtiFrameInfo buf[STACK_CHUNK];
-    jvmtiFrameInfo *fi = depth <= STACK_CHUNK ? buf : malloc(sizeof *fi * depth);
+    /* One frame more than asked: a thread inside a method-event probe has the probe's
+     * native frame on top, which is the shim's and is dropped. */
+    jvmtiFrameInfo buf[STACK_CHUNK + 1];
+    jvmtiFrameInfo *fi = depth < STACK_CHUNK ? buf : malloc(sizeof *fi * ((size_t)depth + 1));
     if (fi == NULL)
         return 0;
     jint n = 0;
-    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth, fi, &n);
+    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth + 1, fi, &n);
     if (err != JVMTI_ERROR_NONE) {
         if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)
             jvmti_ok_at(err, LOG_INFO, "GetCallTrace: GetStackTrace");
         n = 0;
     }
+    jint skip = (n > 0 && bci_is_hook_method(fi[0].method)) ? 1 : 0;
+    n -= skip;
+    if (n > depth)
+        n = depth;
     for (jint i = 0; i < n; i++) {
-        frames[i].method_id = fi[i].method;
-        frames[i].lineno = calltrace_line(fi[i].method, fi[i].location);
-        struct method_lines *ml = lines_of(fi[i].method);
+        jvmtiFrameInfo *f = &fi[i + skip];
+        frames[i].method_id = f->method;
+        frames[i].lineno = calltrace_line(f->method, f->location);
+        struct method_lines *ml = lines_of(f->method);
         if (ml != NULL && !ml->announced && jni != NULL &&
             events_any(JVMPI_EVENT_CLASS_LOAD)) {
-            classes_method_announced(jni, fi[i].method);
+            classes_method_announced(jni, f->method);
             ml->announced = g_shim.ninst == 1; /* with several agents, ask every time */
         }
     }

@@ -190,6 +190,13 @@ static struct class_info *info_build(JNIEnv *jni, jclass cls)
             char *name = NULL, *msig = NULL;
             if ((*j)->GetMethodName(j, ms[i], &name, &msig, NULL) != JVMTI_ERROR_NONE)
                 continue;
+            if (name != NULL && strncmp(name, "$$jvmpi$$", 9) == 0) {
+                /* A native renamed by method-event instrumentation (bci.c): the agent knows
+                 * the method by its wrapper, which has the original name. */
+                (*j)->Deallocate(j, (unsigned char *)name);
+                (*j)->Deallocate(j, (unsigned char *)msig);
+                continue;
+            }
             JVMPI_Method *m = &ci->methods[ci->num_methods++];
             m->method_name = jvmti_strdup(name);
             m->method_signature = jvmti_strdup(msig);

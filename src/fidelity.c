@@ -27,7 +27,7 @@ static const struct fidelity_row rows[] = {
     F("RawMonitorWait", FID_DIFFERS, "Thread.interrupt does not end the wait"),
     F("RawMonitorNotifyAll", FID_EXACT, "notify by a non-owner is ignored, as on HotSpot"),
     F("RawMonitorDestroy", FID_DIFFERS, "a monitor owned by another thread is not destroyed (warning); stale ids are detected"),
-    F("GetCurrentThreadCpuTime", FID_EXACT, "JVMTI thread CPU time, in nanoseconds"),
+    F("GetCurrentThreadCpuTime", FID_EXACT, "the calling thread's CPU time in nanoseconds (clock_gettime)"),
     F("SuspendThread", FID_DIFFERS, "bad or ended env ids are ignored with a message"),
     F("ResumeThread", FID_DIFFERS, "only threads JVMPI suspended are resumed"),
     F("GetThreadStatus", FID_DIFFERS, "computed from JVMTI thread state; unknown env ids answer RUNNABLE"),
@@ -37,7 +37,7 @@ static const struct fidelity_row rows[] = {
     F("GetThreadLocalStorage", FID_EXACT, "one slot per agent per thread"),
     F("DisableGC", FID_DIFFERS, "holds back the shim's GC brackets and frees; the JVM's own collector is not stopped"),
     F("EnableGC", FID_DIFFERS, "pairs with DisableGC; an unmatched call is ignored"),
-    F("RunGC", FID_DIFFERS, "System.gc through JVMTI ForceGarbageCollection"),
+    F("RunGC", FID_DIFFERS, "a full collection (JVMTI ForceGarbageCollection); the GC bracket the agent sees follows it"),
     F("GetThreadObject", FID_DIFFERS, "unknown env ids answer NULL with a message"),
     F("GetMethodClass", FID_DIFFERS, "announces the class first (CLASS_LOAD) if the agent has not seen it"),
     F("jobjectID2jobject", FID_DIFFERS, "slow: searches the tag map and may walk the heap; bad ids answer NULL with a warning"),
@@ -81,7 +81,7 @@ static const struct fidelity_row rows[] = {
     E(58, "MONITOR_WAITED", FID_EXACT, "JVMTI MonitorWaited, with the measured time"),
     E(59, "MONITOR_DUMP", FID_DIFFERS, "built from per-thread JVMTI facts; raw monitors are the agent's own"),
     E(60, "GC_START", FID_DIFFERS, "a bracket synthesized after the JVM's collection, around the frees it reported"),
-    E(61, "GC_FINISH", FID_DIFFERS, "heap statistics describe the heap after the collection"),
+    E(61, "GC_FINISH", FID_DIFFERS, "used_objects/used_object_space count the objects OBJECT_ALLOC reported and not yet freed, not the whole heap"),
 };
 
 const struct fidelity_row *fidelity_rows(int *n)

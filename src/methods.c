@@ -22,6 +22,8 @@
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
+#include "methods.h"
+#include "bci.h"
 
 #include <stdlib.h>
 #include <uthash.h>
@@ -105,27 +107,25 @@ static struct method_rec *method_announced(JNIEnv *jni, jmethodID m)
     return r;
 }
 
-static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
+void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, jint local_depth)
 {
-    if (shim_quiet())
-        return;
-    (void)jvmti;
     struct method_rec *r = method_announced(jni, m);
-    bool want2 = events_any(JVMPI_EVENT_METHOD_ENTRY2);
     JVMPI_Event ev;
-    if (want2) {
+    if (events_any(JVMPI_EVENT_METHOD_ENTRY2)) {
         jobjectID recv = NULL;
-        if (r != NULL && !r->is_static) {
-            jobject self = NULL;
-            if ((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, thread, 0, &self) ==
-                    JVMTI_ERROR_NONE && self != NULL) {
-                jclass cls = (*jni)->GetObjectClass(jni, self);
-                classes_id_announced(jni, cls);
-                (*jni)->DeleteLocalRef(jni, cls);
-                recv = ids_of(jni, self);
-                (*jni)->DeleteLocalRef(jni, self);
-            }
+        jobject got = NULL;
+        if (!have_self && r != NULL && !r->is_static &&
+            (*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got) ==
+                JVMTI_ERROR_NONE)
+            self = got;
+        if (self != NULL && r != NULL && !r->is_static) {
+            jclass cls = (*jni)->GetObjectClass(jni, self);
+            classes_id_announced(jni, cls);
+            (*jni)->DeleteLocalRef(jni, cls);
+            recv = ids_of(jni, self);
         }
+        if (got != NULL)
+            (*jni)->DeleteLocalRef(jni, got);
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY2, jni);
         ev.u.method_entry2.method_id = m;
         ev.u.method_entry2.obj_id = recv;
@@ -138,17 +138,37 @@ static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     }
 }
 
-static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
-                                   jboolean by_exception, jvalue rv)
+void methods_post_exit(JNIEnv *jni, jmethodID m)
 {
-    if (shim_quiet())
-        return;
-    (void)jvmti; (void)thread; (void)by_exception; (void)rv;
     method_announced(jni, m);
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_METHOD_EXIT, jni);
     ev.u.method.method_id = m;
     event_post_all(&ev);
+}
+
+void methods_post_instruction(JNIEnv *jni, jmethodID m, JVMPI_Event *ev)
+{
+    method_announced(jni, m);
+    event_post_all(ev);
+}
+
+static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
+{
+    (void)jvmti; (void)thread;
+    if (shim_quiet())
+        return;
+    /* Inside a JVMTI callback the method's own frame is at depth 0. */
+    methods_post_entry(jni, m, NULL, false, 0);
+}
+
+static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
+                                   jboolean by_exception, jvalue rv)
+{
+    (void)jvmti; (void)thread; (void)by_exception; (void)rv;
+    if (shim_quiet())
+        return;
+    methods_post_exit(jni, m);
 }
 
 /* ---- compiled methods ---- */
@@ -224,7 +244,35 @@ static void compiled_load_changed(int t, bool any)
                 LOG_WARN, "GenerateEvents(CompiledMethodLoad) to replay compiled methods");
 }
 
+static void methods_module_init_jvmti(void);
+static void compiled_module_init(void);
+
+/* Bytecode instrumentation: the probes follow the event mask (bci.c). */
+static void probes_changed(int t, bool any)
+{
+    (void)t; (void)any;
+    bci_update();
+}
+
 void methods_module_init(void)
+{
+    if (bci_available()) {
+        struct event_row probe = {.kind = EVK_ON, .on_change = probes_changed};
+        events_register(JVMPI_EVENT_METHOD_ENTRY, &probe);
+        events_register(JVMPI_EVENT_METHOD_ENTRY2, &probe);
+        events_register(JVMPI_EVENT_METHOD_EXIT, &probe);
+        events_register(JVMPI_EVENT_INSTRUCTION_START, &probe);
+    } else {
+        methods_module_init_jvmti();
+        events_set_unavailable(JVMPI_EVENT_INSTRUCTION_START,
+                               "because this JVM cannot rewrite classes (exact branch outcomes "
+                               "need bytecode instrumentation)");
+    }
+    compiled_module_init();
+}
+
+/* Without class rewriting: JVMTI method events, which keep threads interpreted. */
+static void methods_module_init_jvmti(void)
 {
     struct event_row entry = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_METHOD_ENTRY}};
     struct event_row exitr = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_METHOD_EXIT}};
@@ -242,7 +290,10 @@ void methods_module_init(void)
         events_set_unavailable(JVMPI_EVENT_METHOD_ENTRY2,
                                "because the JVM refused local-variable access (receivers)");
     events_register(JVMPI_EVENT_METHOD_EXIT, &exitr);
+}
 
+static void compiled_module_init(void)
+{
     struct event_row load = {.kind = EVK_ON,
                              .jvmti = {JVMTI_EVENT_COMPILED_METHOD_LOAD},
                              .on_change = compiled_load_changed};
