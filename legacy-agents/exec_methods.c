@@ -423,6 +423,8 @@ static void on_class_load(JVMPI_Event *ev)
         only = "hashCode";
     else if (!strcmp(cn, "java.lang.Thread"))
         only = "currentThread";
+    else if (!strcmp(cn, "java.util.zip.Adler32"))
+        only = "update";
     if (!all && only == NULL)
         return;
     jvmpi->RawMonitorEnter(lock);

@@ -122,6 +122,27 @@ static _Noreturn void halt_vm(JNIEnv *jni, jint code)
     _exit(code);
 }
 
+/* The thread that runs exit()'s handlers: there the agent's atexit() handlers and library
+ * destructors run after JVM_SHUT_DOWN, and a JVMPI call they make must be refused, not
+ * parked: parking that thread would stop the process from ever ending. Known once our own
+ * handler runs, which is registered when the agents go dead, so that it runs before any
+ * handler an agent registered earlier (exit() runs them last-in, first-out). */
+static _Atomic int exit_handlers_running;
+static pthread_t exit_handlers_thread;
+
+static void note_exit_handlers(void)
+{
+    exit_handlers_thread = pthread_self();
+    atomic_store(&exit_handlers_running, 1);
+}
+
+static void watch_exit_handlers(void)
+{
+    static _Atomic int registered;
+    if (!atomic_exchange(&registered, 1))
+        atexit(note_exit_handlers);
+}
+
 /* A set-up error found after Agent_OnLoad (JVM_OnLoad failed, no NotifyEvent): the user
  * asked for a profiler and would not get one, so the VM must not run the program. This is
  * as close to "refuse VM start" as VMInit allows: halt with status 1, the status java
@@ -134,6 +155,7 @@ static void refuse_start(JNIEnv *jni)
     fflush(stderr);
     atomic_store(&g_shim.profiler_exit, 1);
     atomic_store(&g_shim.phase, PHASE_DEAD);
+    watch_exit_handlers();
     halt_vm(jni, 1);
 }
 
@@ -207,6 +229,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     atomic_store(&g_shim.phase, PHASE_DEAD);
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
+    watch_exit_handlers();
     worker_stop();
     bci_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
@@ -226,8 +249,10 @@ bool lifecycle_call_allowed(const char *fn)
 {
     if (atomic_load(&g_shim.phase) < PHASE_DEAD)
         return true;
-    if (atomic_load(&g_shim.profiler_exit) == 0 &&
-        pthread_equal(pthread_self(), g_shim.shutdown_thread)) {
+    if ((atomic_load(&g_shim.profiler_exit) == 0 &&
+         pthread_equal(pthread_self(), g_shim.shutdown_thread)) ||
+        (atomic_load(&exit_handlers_running) &&
+         pthread_equal(pthread_self(), exit_handlers_thread))) {
         log_info("%s called after JVM_SHUT_DOWN returned: refused", fn);
         return false;
     }
@@ -248,6 +273,7 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     atomic_store(&g_shim.phase, PHASE_DEAD);
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
+    watch_exit_handlers();
     char how[64];
     snprintf(how, sizeof how, "ProfilerExit(%d) from agent %d", (int)code, inst->slot);
     report_write_all(shim_current_jni(), how);
@@ -259,6 +285,9 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
         jni = NULL;
     halt_vm(jni, code);
 }
+
+/* methods= of the first agent: the mechanism is one for all agents. */
+static int methods_choice;
 
 static jint shim_init_once(JavaVM *vm)
 {
@@ -274,7 +303,9 @@ static jint shim_init_once(JavaVM *vm)
     g_shim.jdk_major = (ver >> 16) & 0x0fff; /* JVMTI 11+ encodes the JDK major */
     events_init();
     request_capabilities();
-    bci_init();
+    /* Method events by class rewriting unless the first agent asked for JVMTI's. */
+    if (methods_choice != METHODS_JVMTI)
+        bci_init();
     modules_init();
 
     jvmtiEventCallbacks cb;
@@ -318,8 +349,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
                   SHIM_MAX_INSTANCES);
         return JNI_ERR;
     }
-    if (g_shim.ninst == 0 && shim_init_once(vm) != JNI_OK)
-        return JNI_ERR;
+    if (g_shim.ninst == 0) {
+        methods_choice = opts.methods;
+        if (shim_init_once(vm) != JNI_OK)
+            return JNI_ERR;
+    } else if (opts.methods != METHODS_DEFAULT && opts.methods != methods_choice) {
+        log_warn("legacy=%s: methods= applies to every agent and was settled by the first "
+                 "one; ignored here", opts.legacy);
+    }
 
     if (opts.check_dumps)
         g_shim.check_dumps = true;
@@ -447,6 +484,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         return JNI_ERR;
     inst->used = true;
     g_shim.ninst = 1;
+    methods_choice = opts.methods;
     if (shim_init_once(vm) != JNI_OK) {
         attach_abandon("JVMTI set-up failed");
         return JNI_ERR;

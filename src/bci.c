@@ -22,7 +22,7 @@
  * The shim's own Java calls made while serving a probe (reflection when announcing a
  * class) are not reported: a per-thread flag makes nested probes return at once.
  */
-#define BCI_LIBRARY_PENDING 1
+
 #ifndef BCI_LIBRARY_PENDING
 #include "api.h"
 #include "bci.h"
@@ -128,7 +128,7 @@ static void JNICALL h_enter(JNIEnv *jni, jclass c, jint id)
     tl_in_probe = 0;
 }
 
-static void JNICALL h_enter_obj(JNIEnv *jni, jclass c, jobject self, jint id)
+static void JNICALL h_enterObj(JNIEnv *jni, jclass c, jobject self, jint id)
 {
     (void)c;
     struct probe *p = probe_begin(id);
@@ -193,32 +193,48 @@ static void JNICALL h_insn(JNIEnv *jni, jclass c, jint id, jint bci)
     (void)c;
     insn(jni, id, bci, 0, 0);
 }
-static void JNICALL h_insn_int(JNIEnv *jni, jclass c, jint v, jint id, jint bci)
+static void JNICALL h_insnInt(JNIEnv *jni, jclass c, jint v, jint id, jint bci)
 {
     (void)c;
     insn(jni, id, bci, v, 0);
 }
-static void JNICALL h_insn_int2(JNIEnv *jni, jclass c, jint v1, jint v2, jint id, jint bci)
+static void JNICALL h_insnInt2(JNIEnv *jni, jclass c, jint v1, jint v2, jint id, jint bci)
 {
     (void)c;
     insn(jni, id, bci, v1, v2);
 }
-static void JNICALL h_insn_obj(JNIEnv *jni, jclass c, jobject o, jint id, jint bci)
+static void JNICALL h_insnObj(JNIEnv *jni, jclass c, jobject o, jint id, jint bci)
 {
     (void)c;
     insn(jni, id, bci, o == NULL, 0);
 }
-static void JNICALL h_insn_obj2(JNIEnv *jni, jclass c, jobject a, jobject b, jint id, jint bci)
+static void JNICALL h_insnObj2(JNIEnv *jni, jclass c, jobject a, jobject b, jint id, jint bci)
 {
     (void)c;
     insn(jni, id, bci, (*jni)->IsSameObject(jni, a, b) ? 1 : 0, 0);
 }
 
+/* The JVM links the hook class's natives by these names: it searches agent libraries for
+ * the natives of boot classes. RegisterNatives would work too, but makes the JVM warn on
+ * stdout that a platform class's natives came from another loader. */
+#define HOOK_EXPORT(ret, name, params, args)                                                   \
+    JNIEXPORT ret JNICALL Java_java_lang_JvmpiShimHook_##name params { h_##name args; }
+HOOK_EXPORT(void, enter, (JNIEnv *j, jclass c, jint id), (j, c, id))
+HOOK_EXPORT(void, enterObj, (JNIEnv *j, jclass c, jobject o, jint id), (j, c, o, id))
+HOOK_EXPORT(void, exit, (JNIEnv *j, jclass c, jint id), (j, c, id))
+HOOK_EXPORT(void, insn, (JNIEnv *j, jclass c, jint id, jint bci), (j, c, id, bci))
+HOOK_EXPORT(void, insnInt, (JNIEnv *j, jclass c, jint v, jint id, jint bci), (j, c, v, id, bci))
+HOOK_EXPORT(void, insnInt2, (JNIEnv *j, jclass c, jint a, jint b, jint id, jint bci),
+            (j, c, a, b, id, bci))
+HOOK_EXPORT(void, insnObj, (JNIEnv *j, jclass c, jobject o, jint id, jint bci), (j, c, o, id, bci))
+HOOK_EXPORT(void, insnObj2, (JNIEnv *j, jclass c, jobject a, jobject b, jint id, jint bci),
+            (j, c, a, b, id, bci))
+
 static void *const hook_fns[CF_HOOK_COUNT] = {
-    [CF_HOOK_ENTER] = (void *)h_enter,         [CF_HOOK_ENTER_OBJ] = (void *)h_enter_obj,
+    [CF_HOOK_ENTER] = (void *)h_enter,         [CF_HOOK_ENTER_OBJ] = (void *)h_enterObj,
     [CF_HOOK_EXIT] = (void *)h_exit,           [CF_HOOK_INSN] = (void *)h_insn,
-    [CF_HOOK_INSN_INT] = (void *)h_insn_int,   [CF_HOOK_INSN_INT2] = (void *)h_insn_int2,
-    [CF_HOOK_INSN_OBJ] = (void *)h_insn_obj,   [CF_HOOK_INSN_OBJ2] = (void *)h_insn_obj2,
+    [CF_HOOK_INSN_INT] = (void *)h_insnInt,   [CF_HOOK_INSN_INT2] = (void *)h_insnInt2,
+    [CF_HOOK_INSN_OBJ] = (void *)h_insnObj,   [CF_HOOK_INSN_OBJ2] = (void *)h_insnObj2,
 };
 
 bool bci_is_hook_method(jmethodID m)
@@ -285,8 +301,12 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
         return;
     if (strcmp(name, HOOK_CLASS) == 0)
         return;
-    /* A class gains methods only at its first load. */
-    if (redefined == NULL && (flags & CF_METHOD_PROBES))
+    /* A class gains methods only at its first load. The JDK's own plumbing is left
+     * unwrapped: linking a renamed native goes through the Java native-library lookup
+     * (jdk.internal.loader.NativeLibrary.findEntry0 on JDK 25), which must not itself
+     * need linking again, and java.lang/sun internals run inside that path too. */
+    if (redefined == NULL && (flags & CF_METHOD_PROBES) && strncmp(name, "jdk/internal/", 13) != 0 &&
+        strncmp(name, "java/lang/", 10) != 0 && strncmp(name, "sun/", 4) != 0)
         flags |= CF_WRAP_NATIVES;
     struct rewrite_ctx ctx = {flags, name};
     struct cf_probe_spec spec = {
@@ -383,7 +403,12 @@ static void update_pass(void)
         atomic_store(&want, f);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        /* Retransforming verifies the new code, which can load classes through Java class
+         * loaders on this thread: that is the shim's work, not the program's. */
+        int saved = tl_in_probe;
+        tl_in_probe = 1;
         retransform_all();
+        tl_in_probe = saved;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         applied = f;
         log_info("method events: classes %s in %ld ms (%ld classes and %ld methods rewritten so "
@@ -505,14 +530,41 @@ bool bci_start(JNIEnv *jni)
         nm[i].signature = (char *)cf_hook_desc((enum cf_hook)i);
         nm[i].fnPtr = hook_fns[i];
     }
-    if ((*jni)->RegisterNatives(jni, c, nm, CF_HOOK_COUNT) != 0) {
+    for (int i = 0; i < CF_HOOK_COUNT; i++)
+        hook_mids[i] = (*jni)->GetStaticMethodID(jni, c, nm[i].name, nm[i].signature);
+    /* Link every hook now, before any class has probes: linking can run Java code
+     * (ClassLoader.findNative), which must not itself reach an unlinked probe. Id 0 is
+     * no probe, so these calls post nothing. */
+    bool linked = true;
+    for (int i = 0; i < CF_HOOK_COUNT && linked; i++) {
+        if (hook_mids[i] == NULL)
+            linked = false;
+        else if (i == CF_HOOK_ENTER || i == CF_HOOK_EXIT)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0);
+        else if (i == CF_HOOK_ENTER_OBJ)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jint)0);
+        else if (i == CF_HOOK_INSN)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0);
+        else if (i == CF_HOOK_INSN_INT)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0, (jint)0);
+        else if (i == CF_HOOK_INSN_INT2)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0, (jint)0, (jint)0);
+        else if (i == CF_HOOK_INSN_OBJ)
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jint)0, (jint)0);
+        else
+            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jobject)NULL,
+                                         (jint)0, (jint)0);
+        if ((*jni)->ExceptionCheck(jni)) {
+            (*jni)->ExceptionClear(jni);
+            linked = false;
+        }
+    }
+    if (!linked && (*jni)->RegisterNatives(jni, c, nm, CF_HOOK_COUNT) != 0) {
         (*jni)->ExceptionClear(jni);
         log_error("method events: cannot bind the hook natives");
         available = false;
         return false;
     }
-    for (int i = 0; i < CF_HOOK_COUNT; i++)
-        hook_mids[i] = (*jni)->GetStaticMethodID(jni, c, nm[i].name, nm[i].signature);
     hook_cls = (*jni)->NewGlobalRef(jni, c);
     (*jni)->DeleteLocalRef(jni, c);
     started = true;

@@ -265,8 +265,8 @@ void methods_module_init(void)
     } else {
         methods_module_init_jvmti();
         events_set_unavailable(JVMPI_EVENT_INSTRUCTION_START,
-                               "because this JVM cannot rewrite classes (exact branch outcomes "
-                               "need bytecode instrumentation)");
+                               "because class rewriting is off (methods=jvmti) or failed on "
+                               "this JVM, and exact branch outcomes need it");
     }
     compiled_module_init();
 }

@@ -31,6 +31,10 @@ static const char help_text[] =
     "  logfile=PATH          append the shim's messages to PATH instead of stderr\n"
     "  checkdumps            decode every heap, object and monitor dump before the agent\n"
     "                        gets it and log the first malformed offset, if any\n"
+    "  methods=bci|jvmti     how METHOD_ENTRY/ENTRY2/EXIT are made: bci (default)\n"
+    "                        rewrites classes so compiled code stays compiled; jvmti\n"
+    "                        uses JVMTI method events: slow (interpreter only), but\n"
+    "                        also covers natives of classes loaded before the agent\n"
     "  report=PATH           at exit, write a migration report to PATH: which JVMPI\n"
     "                        functions and events the agent used, how often, how\n"
     "                        faithfully this JVM served each, and what went wrong\n"
@@ -128,6 +132,13 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
             o->log_file = dup_n(v, vlen);
             if (o->log_file == NULL)
                 FAIL("out of memory parsing options");
+        } else if (klen == 7 && memcmp(p, "methods", 7) == 0) {
+            if (v != NULL && vlen == 3 && memcmp(v, "bci", 3) == 0)
+                o->methods = METHODS_BCI;
+            else if (v != NULL && vlen == 5 && memcmp(v, "jvmti", 5) == 0)
+                o->methods = METHODS_JVMTI;
+            else
+                FAIL("bad value in '%.*s': expected methods=bci or methods=jvmti", (int)n, p);
         } else if (klen == 6 && memcmp(p, "report", 6) == 0) {
             if (v == NULL || vlen == 0)
                 FAIL("report= needs a path in '%.*s'", (int)n, p);

@@ -8,12 +8,14 @@
  *                      through JNI and compares jobject2jobjectID(target) with the obj_id
  *                      METHOD_ENTRY2 gave for inst()
  *    natives()         K calls each of System.nanoTime(), target.hashCode() (the native
- *                      Object.hashCode) and Thread.currentThread(), all made from natives()
+ *                      Object.hashCode) and Thread.currentThread(), all made from natives(),
+ *                      and K of Adler32.update(int), which calls the native Adler32.update(II)I
  *    throwLoop()       T calls of ExecThrow.top, each ending in an exception thrown by
  *                      ExecThrow.thrower and caught here
  *  then a thread "exec-worker" runs throwLoop() and WN calls of hit, and ends.
  *  The ground truth is printed as "ExecMethods: ..." lines. */
 public class ExecMethods {
+    static final java.util.zip.Adler32 adler = new java.util.zip.Adler32();
     static final int N = 100000, M = 50000, K = 1000, T = 1000, WN = 10000;
     static ExecTarget target;
     static volatile long sink;
@@ -53,6 +55,7 @@ public class ExecMethods {
             s += target.hashCode();
             if (Thread.currentThread() == null)
                 s++;
+            adler.update(i); // calls the native Adler32.update(II)I, of a class loaded late
         }
         return s;
     }

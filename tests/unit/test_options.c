@@ -135,8 +135,18 @@ static void test_shim_options_before_legacy(void)
         CHECK_STR(o.agent_options, "report=agent");
     }
     options_free(&o);
-    if (ok_parse("legacy=x", &o) == 0)
+    if (ok_parse("legacy=x", &o) == 0) {
         CHECK(o.report_file == NULL, "report_file set without report=");
+        CHECK_EQ_INT(o.methods, METHODS_DEFAULT);
+    }
+    options_free(&o);
+
+    /* methods=bci|jvmti; the last one wins */
+    if (ok_parse("methods=jvmti,legacy=x", &o) == 0)
+        CHECK_EQ_INT(o.methods, METHODS_JVMTI);
+    options_free(&o);
+    if (ok_parse("methods=jvmti,methods=bci,legacy=x:methods=jvmti", &o) == 0)
+        CHECK_EQ_INT(o.methods, METHODS_BCI);
     options_free(&o);
 }
 
@@ -233,6 +243,11 @@ static void test_errors(void)
     /* logfile= without a path */
     bad_parse("logfile=,legacy=x", "logfile=", "path", (char *)NULL);
     bad_parse("logfile,legacy=x", "'logfile'", (char *)NULL);
+    /* methods= with a bad or missing value */
+    bad_parse("methods=fast,legacy=x", "methods=fast", "bci", "jvmti", (char *)NULL);
+    bad_parse("methods=,legacy=x", "'methods='", (char *)NULL);
+    bad_parse("methods,legacy=x", "'methods'", (char *)NULL);
+    bad_parse("methods=JVMTI,legacy=x", "methods=JVMTI", (char *)NULL);
     /* report= without a path */
     bad_parse("report=,legacy=x", "report=", "path", (char *)NULL);
     bad_parse("report,legacy=x", "'report'", (char *)NULL);
