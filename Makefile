@@ -33,6 +33,10 @@ SHIM_OBJ := $(SHIM_SRC:src/%.c=$(B)/obj/%.o)
 AGENT_C   := $(wildcard legacy-agents/*.c)
 AGENT_CXX := $(wildcard legacy-agents/*.cc)
 AGENTS    := $(AGENT_C:legacy-agents/%.c=$(B)/agents/lib%.so) $(AGENT_CXX:legacy-agents/%.cc=$(B)/agents/lib%.so)
+# The bundled hprof: several files in its own directory, one library.
+HPROF_SRC := $(sort $(wildcard legacy-agents/hprof/*.c))
+HPROF_HDR := $(wildcard legacy-agents/hprof/*.h)
+AGENTS    += $(B)/agents/libhprof.so
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
@@ -44,7 +48,7 @@ JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
 
 .PHONY: all check unit unit-san it demo install clean bench
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
@@ -56,6 +60,8 @@ $(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
 $(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h | $(B)/agents
 	$(CXX) -std=c++11 $(AGENT_CFLAGS) -shared -o $@ $<
+$(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
+	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
 $(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Isrc $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
@@ -99,6 +105,10 @@ install: $(B)/libjvmpishim.so
 
 clean:
 	rm -rf $(B)
+
+# Binary HPROF checker for the hprof tests (pure C, no JVM).
+$(B)/hprofcheck: tests/tools/hprofcheck.c
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -o $@ $<
 
 # Dump decoder for tests and people (shares the shim's decoder).
 $(B)/jvmpidump: tests/tools/jvmpidump.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h

@@ -3,8 +3,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** DemoApp [RECORDS] [CRUNCH_MS]: the sample application of `make demo` (tests/demo.sh) and of
- * tests/it/demo_agent.sh, profiled by legacy-agents/jvmpitop.c through the shim.
+/** DemoApp [RECORDS] [CRUNCH_MS]: the sample application of `make demo` (tests/demo.sh,
+ * profiled by the bundled HPROF, legacy-agents/hprof/) and of tests/it/demo_agent.sh
+ * (profiled by legacy-agents/jvmpitop.c), both through the shim.
  *
  * Three named worker threads in the ThreadGroup "demo-workers" do distinct work at the same
  * time, so a profiler has something to say about each:
@@ -15,7 +16,10 @@ import java.util.Map;
  *                payload, all allocated in DemoApp$Allocator.makeRecord; every Record escapes
  *                into a list kept in a static field, so the JIT cannot elide one and a JVMPI
  *                profiler must see exactly RECORDS allocations of DemoApp$Record.
- *  - "churner"   HashMap churn: a fixed, seeded sequence of puts and removes of boxed keys.
+ *  - "churner"   HashMap churn: a fixed, seeded sequence of puts and removes of boxed keys;
+ *                every 1000 operations it runs DemoApp$Ledger.audit, which holds the ledger's
+ *                lock for about a millisecond, while the allocator enters that lock once per
+ *                Record (DemoApp$Ledger.record): monitor contention for a profiler to find.
  * main starts them, joins them and prints one summary line, including the Record count:
  *   DemoApp: done in 2.51 s: cruncher 1234 rows (checksum 5678), allocator 40000 DemoApp$Record
  *   objects (kept 40000), churner 120000 map operations (final size 1234)
@@ -36,6 +40,23 @@ public class DemoApp {
     /** Every Record ever made: keeps them reachable, hence really allocated. */
     static final List<Record> KEPT = new ArrayList<>();
     static volatile long sink;
+
+    /** Shared by the allocator (a short record() per Record) and the churner (a slow audit()
+     * now and then): the allocator blocks on the lock while an audit runs. */
+    static final class Ledger {
+        private long entries, audits, digest;
+        synchronized void record() {
+            entries++;
+        }
+        synchronized void audit() {
+            long d = digest;
+            for (int i = 0; i < 400_000; i++)
+                d = d * 31 + (entries ^ i);
+            digest = d;
+            audits++;
+        }
+    }
+    static final Ledger LEDGER = new Ledger();
 
     /** CPU-bound: Mandelbrot rows until the deadline. */
     static final class Cruncher implements Runnable {
@@ -101,6 +122,7 @@ public class DemoApp {
                 synchronized (KEPT) {
                     KEPT.add(r);
                 }
+                LEDGER.record();
             }
         }
     }
@@ -121,6 +143,8 @@ public class DemoApp {
                     map.remove(key);
                 else
                     map.merge(key, 1L, Long::sum);
+                if (i % 1000 == 999)
+                    LEDGER.audit();
             }
             size = map.size();
         }
