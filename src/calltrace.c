@@ -155,8 +155,7 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     trace->num_frames = 0;
     if (depth <= 0) {
-        if (depth < 0)
-            report_misuse(inst, LOG_INFO, "GetCallTrace(depth %d): no frames", (int)depth);
+        report_misuse(inst, LOG_INFO, "GetCallTrace(depth %d): no frames", (int)depth);
         return;
     }
     if (trace->frames == NULL) {

@@ -807,9 +807,13 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
         return NULL;
     }
     jclass cls = NULL;
-    if (!jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls),
-                     LOG_WARN, "GetMethodClass: GetMethodDeclaringClass"))
+    jvmtiError err = (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls);
+    if (err != JVMTI_ERROR_NONE) {
+        /* Name the id the agent passed: the usual cause is a stale or made-up one. */
+        report_misuse(inst, LOG_WARN, "GetMethodClass(%p): GetMethodDeclaringClass: %s (%d): "
+                      "NULL", (void *)mid, jvmti_error_name(err), (int)err);
         return NULL;
+    }
     /* Definition before use: an agent that got the method id from JNI learns the class. */
     jobjectID id = classes_id_announced(jni, cls);
     (*jni)->DeleteLocalRef(jni, cls);

@@ -46,8 +46,10 @@ void jvmpi_RunGC(struct instance *inst)
 jobjectID jvmpi_jobject2jobjectID(struct instance *inst, jobject ref)
 {
     JNIEnv *jni = shim_current_jni();
-    if (ref == NULL)
+    if (ref == NULL) {
+        report_misuse(inst, LOG_INFO, "jobject2jobjectID(NULL): NULL");
         return NULL;
+    }
     if (jni == NULL) {
         report_misuse(inst, LOG_WARN,
                       "jobject2jobjectID from a thread the JVM does not know: NULL");
@@ -59,8 +61,10 @@ jobjectID jvmpi_jobject2jobjectID(struct instance *inst, jobject ref)
 jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
 {
     JNIEnv *jni = shim_current_jni();
-    if (id == NULL)
+    if (id == NULL) {
+        report_misuse(inst, LOG_WARN, "jobjectID2jobject(NULL): NULL");
         return NULL;
+    }
     if (jni == NULL) {
         report_misuse(inst, LOG_WARN,
                       "jobjectID2jobject from a thread the JVM does not know: NULL");

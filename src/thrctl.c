@@ -71,6 +71,11 @@ jint jvmpi_GetThreadStatus(struct instance *inst, JNIEnv *env)
                                       (void *)env);
         return JVMPI_THREAD_RUNNABLE; /* HotSpot's answer for an unknown env */
     }
+    /* JVMTI reads no thread state for a caller the VM does not know: say so, rather than
+     * pass off the fallback as the thread's state. */
+    if (!r->jvmpi_suspended && shim_current_jni() == NULL)
+        report_misuse(inst, LOG_WARN, "GetThreadStatus(%p) from a thread the JVM does not "
+                      "know: its state cannot be read; RUNNABLE", (void *)env);
     jint s = r->jvmpi_suspended ? r->status_at_suspend : status_now(r);
     threads_release(r);
     return s;
@@ -228,8 +233,10 @@ void jvmpi_ResumeThreadList(struct instance *inst, jint n, JNIEnv **list, jint *
 
 jboolean jvmpi_ThreadHasRun(struct instance *inst, JNIEnv *env)
 {
-    if (env == NULL)
+    if (env == NULL) {
+        report_misuse(inst, LOG_INFO, "ThreadHasRun(NULL): JNI_FALSE");
         return JNI_FALSE;
+    }
     if (threads_env_is_current(env))
         return JNI_TRUE; /* it is running now */
     struct thread_rec *r = threads_acquire(env);
@@ -244,6 +251,9 @@ jboolean jvmpi_ThreadHasRun(struct instance *inst, JNIEnv *env)
         ran = r->has_run ? JNI_TRUE : JNI_FALSE;
     } else {
         jlong now = cpu_of(r->ref);
+        if (now < 0 && shim_current_jni() == NULL)
+            report_misuse(inst, LOG_WARN, "ThreadHasRun(%p) from a thread the JVM does not "
+                          "know: its CPU time cannot be read; JNI_TRUE", (void *)env);
         ran = (r->cpu_at_suspend == 0 || now != r->cpu_at_suspend) ? JNI_TRUE : JNI_FALSE;
     }
     threads_release(r);

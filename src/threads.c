@@ -328,8 +328,10 @@ void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
 
 void *jvmpi_GetThreadLocalStorage(struct instance *inst, JNIEnv *env)
 {
-    if (env == NULL)
+    if (env == NULL) {
+        report_misuse(inst, LOG_INFO, "GetThreadLocalStorage(NULL env): NULL");
         return NULL;
+    }
     struct thread_rec *r = tl_self;
     if (r != NULL && r->env == env)
         return r->tls[inst->slot];
