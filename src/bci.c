@@ -115,43 +115,37 @@ static inline struct probe *probe_begin(jint id)
     return probe_at(id);
 }
 
-static void JNICALL h_enter(JNIEnv *jni, jclass c, jint id)
+/* Entry (with or without a receiver the probe passed) or exit of the method of probe id. */
+static void method_probe(JNIEnv *jni, jint id, bool exit, jobject self, bool have_self)
 {
-    (void)c;
     struct probe *p = probe_begin(id);
     if (p == NULL)
         return;
     tl_in_probe = 1;
     jmethodID m = probe_method(p);
-    if (m != NULL)
-        methods_post_entry(jni, m, NULL, false, 1);
+    if (m != NULL && exit)
+        methods_post_exit(jni, m);
+    else if (m != NULL)
+        methods_post_entry(jni, m, self, have_self, 1); /* depth 1: below the probe */
     tl_in_probe = 0;
+}
+
+static void JNICALL h_enter(JNIEnv *jni, jclass c, jint id)
+{
+    (void)c;
+    method_probe(jni, id, false, NULL, false);
 }
 
 static void JNICALL h_enterObj(JNIEnv *jni, jclass c, jobject self, jint id)
 {
     (void)c;
-    struct probe *p = probe_begin(id);
-    if (p == NULL)
-        return;
-    tl_in_probe = 1;
-    jmethodID m = probe_method(p);
-    if (m != NULL)
-        methods_post_entry(jni, m, self, true, 1);
-    tl_in_probe = 0;
+    method_probe(jni, id, false, self, true);
 }
 
 static void JNICALL h_exit(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
-    struct probe *p = probe_begin(id);
-    if (p == NULL)
-        return;
-    tl_in_probe = 1;
-    jmethodID m = probe_method(p);
-    if (m != NULL)
-        methods_post_exit(jni, m);
-    tl_in_probe = 0;
+    method_probe(jni, id, true, NULL, false);
 }
 
 static void insn(JNIEnv *jni, jint id, jint bci, jint v1, jint v2)
