@@ -16,7 +16,9 @@
  * Threads are numbered from 1 in the order they start. At each dump (program exit unless
  * doe=n, and every DATA_DUMP_REQUEST: SIGQUIT), first the stack traces not yet written:
  *     TRACE <n>:                        (thread=n)
- *     TRACE <n>: (thread=<thread>)      (thread=y: traces are told apart by thread)
+ *     TRACE <n>: (thread=<thread>)      (thread=y: traces are told apart by thread; a
+ *                                        thread that has no id yet, such as one whose
+ *                                        java.lang.Thread is being built, names none)
  *     \t<class>.<method>(<file>:<line>)  one line per frame, innermost first, at most depth=
  *     \t<empty>                          a trace with no Java frames
  * <file> is the source file or "Unknown source"; <line> is a number, "Unknown line" (no

@@ -34,6 +34,7 @@ run() {
 # depth=
 run "heap=sites,depth=1"
 expect_eq "$(max_frames "$R")" 1 "depth=1: most frames in a TRACE"
+expect_nogrep "$R" '^TRACE [0-9]+: \(thread=' "thread=n (the default): no TRACE names a thread"
 t=$(node_trace)
 expect_eq "$(frames "$R" "${t:-0}" | sed 's/(.*//' | tr '\n' ' ')" "HprofApp.makeNodes " "depth=1: the Node trace"
 run "heap=sites,depth=6,thread=y"
@@ -42,10 +43,14 @@ if [ "$m" -gt 4 ] && [ "$m" -le 6 ]; then ok "depth=6: most frames in a TRACE = 
 t=$(node_trace)
 expect_eq "$(frames "$R" "${t:-0}" | sed 's/(.*//' | tr '\n' ' ')" "HprofApp.makeNodes HprofApp.main " "depth=6: the Node trace"
 
-# thread=y (same run)
+# thread=y (same run). Traces name their thread; a thread whose java.lang.Thread is still
+# being built when it allocates (the one that ends the VM) has no id yet: such traces name none.
 n_all=$(grep -cE '^TRACE [0-9]+:' "$R")
 n_thr=$(grep -cE '^TRACE [0-9]+: \(thread=[0-9]+\)$' "$R")
-expect_eq "$n_thr" "$((n_all - 1))" "thread=y: TRACE headers naming a thread (all but <empty>)"
+if [ "$n_thr" -gt 0 ] && [ "$n_thr" -lt "$n_all" ]; then ok "thread=y: $n_thr of $n_all TRACE headers name a thread"; else bad "thread=y: $n_thr of $n_all TRACE headers name a thread"; fi
+sed -n 's/^TRACE [0-9]*: (thread=\([0-9]*\))$/\1/p' "$R" | sort -u >"$WORK/named"
+sed -n 's/^THREAD START (obj=[0-9a-f]*, id = \([0-9]*\), .*/\1/p' "$R" | sort -u >"$WORK/started"
+expect_eq "$(comm -23 "$WORK/named" "$WORK/started" | tr '\n' ' ')" "" "thread=y: threads named by traces without a THREAD START"
 main_id=$(sed -n 's/^THREAD START (obj=[0-9a-f]*, id = \([0-9]*\), name="main", group="main")$/\1/p' "$R")
 expect_grep "$R" "^TRACE ${t:-0}: \\(thread=${main_id:-x}\\)\$" "thread=y: the Node trace is main's (thread ${main_id:-?})"
 
