@@ -2200,8 +2200,19 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     m->mid_size = (uint8_t)push_int_size(m->id, m->mid_idx);
 
     bool probes = m->flags & CF_METHOD_PROBES;
-    if (probes && m->is_init && m->uthis_start && !cover_init(m))
+    bool split = probes && m->is_init; /* the catch-all is not one range */
+    if (split && m->uthis_start && !cover_init(m))
         return false;
+    if (split && !m->uthis_start) {
+        /* java.lang.Object.<init>: HotSpot executes its `return` as
+         * _return_register_finalizer, and C2 crashes (SIGSEGV in catch_klass(), seen on 17
+         * and 25) compiling it when a handler covers that return. So the returns, and their
+         * exit probes, are left out of the range. */
+        if (!GROW(m->cover, m->cover_cap, m->n + 1))
+            return m_fail(m, "out of memory");
+        for (size_t k = 0; k < m->n; k++)
+            m->cover[k] = !op_is_return(m->ins[k].op);
+    }
 
     /* widen to a fixed point */
     uint64_t end;
@@ -2282,7 +2293,7 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
         nex++;
     }
     if (probes) {
-        if (m->is_init && m->uthis_start) {
+        if (split) {
             /* Constructors: only where `this` is initialized (after super()/this()
              * returned). An exception thrown before that, e.g. by the computation of the
              * arguments of super(...), leaves the constructor without an exit probe. */

@@ -1,0 +1,146 @@
+#!/bin/bash
+# bci_rewrite.sh — the class-file rewriter (src/classfile.c) on a real JVM, with bytecode
+# verification of every class (-XX:+BytecodeVerificationLocal/Remote, and -Xverify:all on 17).
+# The native JVMTI agent build/tools/libbcitest.so (tests/tools/bcitest.c) rewrites EVERY class
+# it is given: JDK classes in ClassFileLoadHook from VMStart on, every class loaded before that
+# retransformed at VMInit, the workload's classes (tests/java/Bci*.java, driver BciMain) when
+# they load, one of them under a custom class loader and one a generated version-49 class with
+# jsr/ret. Two runs:
+#   insn    method probes + instruction probes + native wrappers (flags 7)
+#   method  method probes + native wrappers (flags 5), the shim's usual mode
+# Each run checks:
+#  - the workload finished; no VerifyError, ClassFormatError or other exception; the agent
+#    rewrote hundreds of JDK classes with no rewrite error, retransformed every class loaded
+#    before VMStart without error, and skipped no method except for the known reasons (a JDK
+#    method too large after rewriting, natives that must not be wrapped);
+#  - for every "BciMain: expect METHOD E X" (ground truth counted by the workload itself) the
+#    agent counted exactly E entries and X exits of METHOD: branches, switches, the goto_w
+#    method, an exception unwinding three frames with try/catch/finally (main and a second
+#    thread), constructors computing super(...) arguments, this(...), lambdas, synchronized
+#    methods and blocks, wrapped natives (bound by automatic lookup and by RegisterNatives,
+#    one throwing), interface default/static methods, an enum, a record, the custom loader's
+#    class, the jsr/ret class; BciCtor.<init>(I)V has 25 more entries than exits: the
+#    documented gap (an exception while computing super(...) arguments);
+#  - per thread (agent's shadow stack): every exit was of the innermost open frame (no orphan,
+#    no mismatch) on every thread; main, bci-worker and DestroyJavaVM end at depth 0 with no
+#    gap; bci-gap unwound exactly the 25 constructor frames of the gap;
+#  - the workload's own results (switches at 16 offsets, big == reference, natives, jsr);
+#  - the rewritten BciSwitch (dumped by the agent) has a tableswitch and a lookupswitch at each
+#    of the 4 offsets mod 4, and javap reads it.
+# The insn run also checks:
+#  - the instruction trace of BciBranch.classify on the 9 inputs is exactly what interpreting
+#    its bytecode (javap -c) gives (tests/it/bci_interp.awk): every bci, the tested values,
+#    and the branch/switch outcome cf_branch_outcome() computes from the original bytecode;
+#  - the rewritten BciBig.big has goto_w (widened branches) and gives the right result.
+# The agent's figures (classes and methods rewritten, time spent rewriting) are printed.
+source "$ROOT/tests/it/lib.sh"
+export JAVA_TIMEOUT=120
+AGENT=$ROOT/build/tools/libbcitest.so
+JAVAP=$JDK_HOME_T/bin/javap
+[ -f "$AGENT" ] || { bad "no $AGENT (run make all)"; finish; }
+
+VERIFY="-XX:+UnlockDiagnosticVMOptions -XX:+BytecodeVerificationLocal -XX:+BytecodeVerificationRemote"
+[ "$JDK_MAJOR" = 17 ] && VERIFY="-Xverify:all $VERIFY"
+# The hook class is defined in java/lang (java.base), so its natives, bound by the agent,
+# draw HotSpot's "Re-registering of platform native method" warning: silenced.
+QUIET="-Xlog:jni+resolve=off"
+
+check_run() { # MODE FLAGS
+  local mode=$1 flags=$2 d=$WORK/$1
+  mkdir -p "$d"
+  run_java $VERIFY $QUIET \
+    "-agentpath:$AGENT=out=$d/agent.txt,flags=$flags,watch=Bci,trace=BciBranch.classify(I)I,dump=BciSwitch+BciBig,dumpdir=$d" \
+    -cp "$CLASSES" BciMain
+  cp "$WORK/out" "$d/out"; cp "$WORK/err" "$d/err"
+  local o=$d/out a=$d/agent.txt
+  echo "--- $mode (flags $flags)"
+  expect_rc 0
+  expect_grep "$o" '^BciMain: done$' "$mode: workload finished"
+  expect_nogrep "$d/err" 'VerifyError|ClassFormatError|LinkageError|Exception|hs_err' "$mode: no VerifyError/ClassFormatError/exception"
+  expect_nogrep "$o" 'VerifyError|ClassFormatError|Exception in' "$mode: stdout has no VerifyError"
+  expect_grep "$a" '^bcitest: end$' "$mode: agent report complete"
+  expect_nogrep "$a" '^bcitest: (FAIL|error|retransform .* failed)' "$mode: no rewrite error, no probe failure"
+  expect_grep "$a" '^bcitest: vminit retransformed=[1-9][0-9][0-9]+ failed=0$' "$mode: classes loaded before VMStart retransformed"
+  local t
+  t=$(sed -n 's/^bcitest: totals .* errors=\([0-9]*\) .* retransform_errors=\([0-9]*\) .*/\1 \2/p' "$a")
+  expect_eq "$t" "0 0" "$mode: rewrite errors, retransform errors"
+  local jdk
+  jdk=$(sed -n 's/^bcitest: jdk classes=\([0-9]*\) methods=\([0-9]*\);.*/\1/p' "$a")
+  if [ "${jdk:-0}" -ge 500 ]; then ok "$mode: $jdk JDK classes rewritten"; else bad "$mode: only ${jdk:-0} JDK classes rewritten"; fi
+  # skips: only JDK methods, only for the known reasons
+  expect_nogrep "$a" '^bcitest: skip Bci' "$mode: no workload method skipped"
+  if grep '^bcitest: skip ' "$a" | grep -Ev ': (code too large after rewriting \([0-9]+ bytes\)|intrinsic native|caller-sensitive native|signature-polymorphic method)$' | head -3 | grep -q .; then
+    bad "$mode: a skip for an unexpected reason"; grep '^bcitest: skip ' "$a" | head -5 | sed 's/^/     > /'
+  else
+    ok "$mode: every skip is for a known reason ($(grep -c '^bcitest: skip ' "$a") skips)"
+  fi
+  [ "$mode" = method ] && expect_nogrep "$a" '^bcitest: skip .*too large' "$mode: no method too large with method probes only"
+
+  # exact entry/exit counts against the workload's ground truth
+  local n=0 m e x got
+  while read -r _ _ m e x; do
+    n=$((n + 1))
+    got=$(grep -F "bcitest: method $m " "$a" | sed -n 's/^bcitest: method [^ ]* \([0-9]*\) \([0-9]*\) ids=1$/\1 \2/p')
+    expect_eq "$got" "$e $x" "$mode: $m entries exits"
+  done < <(grep '^BciMain: expect ' "$o")
+  expect_eq "$n" 28 "$mode: methods with ground truth"
+  expect_grep "$o" '^BciMain: expect BciCtor.<init>\(I\)V 145 120$' "$mode: 25 constructor entries without exit in the ground truth (the gap)"
+
+  # per-thread balance
+  expect_nogrep "$a" '^bcitest: thread .* (orphans=[1-9]|mismatches=[1-9])' "$mode: every exit matched the innermost open frame, on every thread"
+  local th
+  for th in main bci-worker DestroyJavaVM; do
+    expect_grep "$a" "^bcitest: thread $th depth=0 open_ctors=0 gaps=0 orphans=0 mismatches=0 " "$mode: thread $th balanced, no gap"
+  done
+  expect_grep "$a" '^bcitest: thread bci-gap depth=0 open_ctors=0 gaps=25 orphans=0 mismatches=0 ' "$mode: thread bci-gap unwound exactly 25 gap frames"
+
+  # the workload's own results
+  expect_grep "$o" '^BciMain: switch bad=0$' "$mode: 16 switch methods give the right results"
+  local big
+  big=$(sed -n 's/^BciMain: big=\(-*[0-9]*\) reference=\(-*[0-9]*\)$/\1 \2/p' "$o")
+  read -r b1 b2 <<<"$big"
+  if [ -n "${b1:-}" ] && [ "$b1" = "$b2" ]; then ok "$mode: big() = reference() = $b1"; else bad "$mode: big/reference: '$big'"; fi
+  expect_grep "$o" '^BciMain: natives sum=114850 boom=100$' "$mode: wrapped natives return their values and throw"
+  expect_grep "$o" '^BciMain: throw sum=.* caught=500$' "$mode: exceptions through three frames caught"
+  expect_grep "$o" 'jsr_ok=true$' "$mode: the jsr/ret class computes right"
+  expect_grep "$o" '^BciMain: record BciPoint\[x=3, y=6\]$' "$mode: record toString"
+
+  # the rewritten switches: every alignment, readable by javap
+  local al
+  if [ -f "$d/BciSwitch.class" ] && "$JAVAP" -c -p "$d/BciSwitch.class" >"$d/BciSwitch.javap" 2>&1; then
+    ok "$mode: javap reads the rewritten BciSwitch"
+    al=$(awk '/ (table|lookup)switch/ { split($1, a, ":"); print $2, a[1] % 4 }' "$d/BciSwitch.javap" | sort -u | tr '\n' ' ')
+    expect_eq "$al" "lookupswitch 0 lookupswitch 1 lookupswitch 2 lookupswitch 3 tableswitch 0 tableswitch 1 tableswitch 2 tableswitch 3 " "$mode: switch offsets mod 4"
+  else
+    bad "$mode: no readable rewritten BciSwitch"
+  fi
+
+  if [ "$mode" = insn ]; then
+    local want=$d/trace.want got=$d/trace.got inputs
+    inputs=$(sed -n 's/^BciMain: classify inputs=\([-0-9,]*\) sum=.*/\1/p' "$o")
+    "$JAVAP" -c -p "$CLASSES/BciBranch.class" |
+      awk -v method='classify(int)' -v inputs="$inputs" -f "$ROOT/tests/it/bci_interp.awk" >"$want"
+    grep '^bcitest: t ' "$a" >"$got"
+    local wn gn
+    wn=$(grep -c '^bcitest: t ' "$want"); gn=$(wc -l <"$got")
+    if [ "$wn" -gt 300 ] && diff <(grep '^bcitest: t ' "$want") "$got" >"$d/trace.diff"; then
+      ok "$mode: instruction trace of classify = its bytecode interpreted ($gn probes, 9 inputs)"
+    else
+      bad "$mode: instruction trace differs from the interpreted bytecode ($gn recorded, $wn expected)"
+      head -10 "$d/trace.diff" | sed 's/^/     > /'
+    fi
+    expect_grep "$o" "^BciMain: classify inputs=$inputs sum=$(sed -n 's/^sum //p' "$want")\$" "$mode: classify results = interpreted results"
+    expect_grep "$a" "^bcitest: trace BciBranch.classify\\(I\\)I records=$wn\$" "$mode: agent recorded exactly the expected number of probes"
+    if "$JAVAP" -c -p "$d/BciBig.class" 2>/dev/null | sed -n '/static int big(int)/,/static int reference/p' | grep -q goto_w; then
+      ok "$mode: BciBig.big was widened (goto_w)"
+    else
+      bad "$mode: no goto_w in the rewritten BciBig.big"
+    fi
+  fi
+  # figures
+  grep -E '^bcitest: (totals|jdk classes)' "$a" | sed "s/^/     [$mode] /"
+}
+
+check_run insn 7
+check_run method 5
+finish
