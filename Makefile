@@ -42,13 +42,13 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c src/fidelity.c
+UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c src/fidelity.c src/classfile.c
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
 
 .PHONY: all check unit unit-san it demo install clean bench
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
@@ -109,6 +109,11 @@ clean:
 # Binary HPROF checker for the hprof tests (pure C, no JVM).
 $(B)/hprofcheck: tests/tools/hprofcheck.c
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -o $@ $<
+
+# Native JVMTI test agent for the class-file rewriter (tests/it/bci_rewrite.sh).
+$(B)/tools/libbcitest.so: tests/tools/bcitest.c src/classfile.c src/classfile.h
+	@mkdir -p $(B)/tools
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Isrc $(JNI_INC) -o $@ tests/tools/bcitest.c src/classfile.c
 
 # Dump decoder for tests and people (shares the shim's decoder).
 $(B)/jvmpidump: tests/tools/jvmpidump.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h
