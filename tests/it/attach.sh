@@ -7,6 +7,7 @@
 # JVM_INIT_DONE it hears of main, attach-early, the class AttachTarget and all 5000 kept
 # objects (it enabled OBJECT_ALLOC in JVM_OnLoad); after it, the late thread and exactly
 # 3000 AttachLate objects; no OBJECT_ALLOC names a class it was not told of. METHOD_ENTRY
+# works late too (class rewriting needs no OnLoad-only capability); with methods=jvmti it
 # cannot be had late and says so. A second attach, an attach into a JVM that loaded the shim
 # at start, a missing agent library and an agent whose JVM_OnLoad fails are refused with a
 # message, and the program runs on to a normal exit.
@@ -48,15 +49,23 @@ expect_grep <(echo "$JC") 'return code: -1' "second attach: refused"
 finish_target
 expect_rc 0
 expect_grep "$WORK/out" '^attach: JVM_OnLoad options=late$' "JVM_OnLoad ran with the agent's options"
-expect_grep "$WORK/out" '^attach: enable THREAD_START=0 CLASS_LOAD=0 OBJECT_ALLOC=0 METHOD_ENTRY=1$' "late: THREAD_START, CLASS_LOAD, OBJECT_ALLOC granted; METHOD_ENTRY not available"
+expect_grep "$WORK/out" '^attach: enable THREAD_START=0 CLASS_LOAD=0 OBJECT_ALLOC=0 METHOD_ENTRY=0$' "late: THREAD_START, CLASS_LOAD, OBJECT_ALLOC and METHOD_ENTRY (class rewriting) granted"
 expect_grep "$WORK/out" '^attach: init done: threads main=1 attach-early=1; AttachTarget loaded=1; objects replayed=[0-9]+ AttachKept=5000$' "replay before JVM_INIT_DONE: existing threads, classes, and all 5000 kept objects"
 expect_grep "$WORK/out" '^attach: shut down: attach-late thread=1 AttachLate=3000 AttachKept after=0 allocs after=[0-9]+ unknown classes=0$' "after JVM_INIT_DONE: the new thread, exactly 3000 AttachLate, every class announced"
 expect_grep "$WORK/out" '^done$' "the program ran to its end"
 expect_nogrep "$WORK/out" 'attach: FAIL' "the agent saw no violation"
-expect_grep "$WORK/err" 'METHOD_ENTRY is not available because JVMTI grants its capability only at JVM start' "the unavailable event is named with its reason"
 expect_grep "$WORK/err" 'attach: error: .*already active in this JVM' "second attach: the message says why"
 expect_grep "$WORK/report.txt" 'the shim was attached to a running JVM' "report: says the shim was attached"
-expect_grep "$WORK/report.txt" '^  1 METHOD_ENTRY +1 +1 .*unavailable +because JVMTI grants' "report: METHOD_ENTRY unavailable late"
+expect_grep "$WORK/report.txt" '^  1 METHOD_ENTRY +1 +0 +0 +0 +[1-9][0-9]* +differs' "report: METHOD_ENTRY granted and delivered late"
+
+echo "--- methods=jvmti: method events cannot be had late"
+start_target
+jload "methods=jvmti,legacy=$AGENTS/libattach.so"
+expect_grep <(echo "$JC") 'return code: 0' "methods=jvmti: the shim loaded"
+finish_target
+expect_rc 0
+expect_grep "$WORK/out" '^attach: enable THREAD_START=0 CLASS_LOAD=0 OBJECT_ALLOC=0 METHOD_ENTRY=1$' "methods=jvmti: METHOD_ENTRY not available late"
+expect_grep "$WORK/err" 'METHOD_ENTRY is not available because JVMTI grants its capability only at JVM start' "methods=jvmti: the unavailable event is named with its reason"
 
 echo "--- a missing agent library"
 start_target
