@@ -116,6 +116,10 @@ static _Noreturn void halt_vm(JNIEnv *jni, jint code)
         jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
         jmethodID halt = rt ? (*jni)->GetMethodID(jni, rt, "halt", "(I)V") : NULL;
         jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+        if ((*jni)->ExceptionCheck(jni)) { /* JNI allows no other call with one pending */
+            (*jni)->ExceptionClear(jni);
+            r = NULL;
+        }
         if (r != NULL && halt != NULL)
             (*jni)->CallVoidMethod(jni, r, halt, code);
     }

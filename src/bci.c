@@ -345,14 +345,20 @@ static void retransform_all(void)
                   "method events: GetLoadedClasses to instrument loaded classes"))
         return;
     JNIEnv *jni = shim_current_jni();
+    if (jni != NULL)
+        (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     jclass *todo = malloc(sizeof *todo * (size_t)(n > 0 ? n : 1));
     jint k = 0;
     for (jint i = 0; todo != NULL && i < n; i++) {
         jboolean mod = JNI_FALSE;
         if ((*benv)->IsModifiableClass(benv, cs[i], &mod) == JVMTI_ERROR_NONE && mod &&
             !(jni != NULL && (*jni)->IsSameObject(jni, cs[i], hook_cls)))
-            todo[k++] = cs[i];
+            todo[k++] = jni != NULL ? (*jni)->NewGlobalRef(jni, cs[i]) : cs[i];
     }
+    /* Not held as local references while retransforming: the ClassPrepare callbacks that
+     * RetransformClasses runs on this thread would count them as their own. */
+    for (jint i = 0; jni != NULL && i < n; i++)
+        (*jni)->DeleteLocalRef(jni, cs[i]);
     /* Batches: one class the JVM refuses must not cost the others their probes. */
     const jint batch = 256;
     for (jint i = 0; i < k; i += batch) {
@@ -371,8 +377,8 @@ static void retransform_all(void)
             }
         }
     }
-    for (jint i = 0; jni != NULL && i < n; i++)
-        (*jni)->DeleteLocalRef(jni, cs[i]);
+    for (jint i = 0; jni != NULL && i < k; i++)
+        (*jni)->DeleteGlobalRef(jni, todo[i]);
     free(todo);
     (*benv)->Deallocate(benv, (unsigned char *)cs);
 }

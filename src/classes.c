@@ -549,6 +549,7 @@ void classes_replay(JNIEnv *jni)
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
                   "GetLoadedClasses for the start-up CLASS_LOAD replay"))
         return;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     int posted = 0;
     for (jint i = 0; i < n; i++) {
         jint st = 0;
@@ -761,6 +762,7 @@ static void unload_changed(int t, bool any)
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
                   "GetLoadedClasses when CLASS_UNLOAD was enabled"))
         return;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     for (jint i = 0; i < n; i++) {
         jobject loader = NULL;
         (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader);

@@ -325,6 +325,7 @@ static bool build_classes(struct walk *w)
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
                   "GetLoadedClasses for a heap dump"))
         return false;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     for (jint i = 0; i < n; i++) {
         (*jni)->PushLocalFrame(jni, 32);

@@ -316,6 +316,7 @@ static void tag_loaded_classes(JNIEnv *jni)
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
                   "GetLoadedClasses for the start-up OBJECT_ALLOC sweep"))
         return;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     for (jint i = 0; i < n; i++) {
         /* A class record (not just a tag): the sweep names each object's class through it.
          * Definition before use: agents with CLASS_LOAD hear of linked instance classes
@@ -477,6 +478,10 @@ static jlong heap_capacity(JNIEnv *jni)
     jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
     jmethodID total = rt ? (*jni)->GetMethodID(jni, rt, "totalMemory", "()J") : NULL;
     jobject r = get ? (*jni)->CallStaticObjectMethod(jni, rt, get) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) { /* JNI allows no other call with one pending */
+        (*jni)->ExceptionClear(jni);
+        r = NULL;
+    }
     jlong v = (r && total) ? (*jni)->CallLongMethod(jni, r, total) : 0;
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni);

@@ -29,6 +29,7 @@ static struct thread_rec *by_env;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct thread_rec *tl_self;
 static _Thread_local bool tl_ended; /* ThreadEnd came for this thread: it has no id any more */
+static char ended_mark; /* its address, in JVMTI thread-local storage: "ThreadEnd came" */
 
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
@@ -143,13 +144,27 @@ JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
     return env_from_eetop(jni, t);
 }
 
+/* After its ThreadEnd a native thread may detach and attach again: the launcher's main
+ * thread comes back as DestroyJavaVM, with its JNIEnv often at the same address, and on
+ * JDK 25 runs Java code before that thread's ThreadStart. That is a new Java thread; its
+ * JVMTI thread-local storage no longer holds the mark ThreadEnd left. */
+static bool reattached(void)
+{
+    void *mark = NULL;
+    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &mark) != JVMTI_ERROR_NONE ||
+        mark == &ended_mark)
+        return false;
+    tl_ended = false;
+    return true;
+}
+
 /* The current thread's record, made on first use (a thread attached through JNI, or
  * main before its ThreadStart arrives). */
 struct thread_rec *threads_self(void)
 {
     if (tl_self != NULL)
         return tl_self;
-    if (tl_ended)
+    if (tl_ended && !reattached())
         return NULL;
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL)
@@ -207,6 +222,7 @@ void threads_on_end(JNIEnv *jni, jthread t)
     }
     tl_self = NULL;
     tl_ended = true;
+    (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark);
     shim_set_current_jni(NULL);
 }
 
