@@ -2751,7 +2751,7 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
                     goto out;
                 why = m.msg;
             }
-        } else if (!m.flags) {
+        } else if (!m.flags && !(spec->flags & CF_REWRITE_ONLY)) {
             b_put(&meths, in + mstart, mend - mstart);
             continue;
         } else {

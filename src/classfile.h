@@ -22,6 +22,11 @@
 #define CF_METHOD_PROBES 0x1u /* enter/enterObj at entry, exit before returns and on throw */
 #define CF_INSN_PROBES   0x2u /* insn* before every original instruction */
 #define CF_WRAP_NATIVES  0x4u /* native foo -> native PREFIXfoo + non-native wrapper foo */
+/* For tests: send every method with an id through the whole rewriting path (decode,
+ * relocate, re-encode the StackMapTable and tables) without adding any probe. The result
+ * equals the input except for the StackMapTable's choice of frame encodings and the
+ * dropped type annotations on code (see cf_instrument). */
+#define CF_REWRITE_ONLY  0x100u
 
 /* The hook methods: public static (native) methods of spec->hook_class, with these fixed
  * names and descriptors (cf_hook_name / cf_hook_desc). mid is the method id returned by
@@ -71,7 +76,10 @@ struct cf_probe_spec {
  * 1 if nothing needed changing (no output); -1 on error, with a message in err (always
  * NUL-terminated when errlen > 0), e.g. "method foo(I)V: code too large after rewriting
  * (70123 bytes)". Class files of major version 45 to 69 are read; a later version is
- * refused. */
+ * refused.
+ * In a rewritten method, RuntimeVisible/InvisibleTypeAnnotations of the Code attribute (they
+ * name bytecode offsets; HotSpot does not read them) are dropped; other unknown attributes
+ * are kept as they are. A StackMapTable in a class file older than 50 is dropped. */
 int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *spec,
                   uint8_t **out, size_t *out_len, char *err, size_t errlen);
 
