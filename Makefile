@@ -3,6 +3,7 @@
 #   make                 build/libjvmpishim.so, the legacy agents, test programs
 #   make check           unit tests (no JVM, also under ASan/UBSan) + integration tests on every JDK found
 #   make demo            a bundled legacy agent profiles a sample app through the shim
+#   make fuzz            the libFuzzer targets in fuzz/, FUZZ_SECONDS (600) each; fuzz-smoke: 20 s each
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
 # The JDK compiled against is the oldest supported one found (tools/find-jdk.sh build);
@@ -47,7 +48,17 @@ UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c src/fidelity.
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
 
-.PHONY: all check unit unit-san it demo install clean bench
+# libFuzzer targets (fuzz/): clang with its runtime (Debian: clang libclang-rt-14-dev).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_BIN     := $(B)/fuzz/fuzz_options $(B)/fuzz/fuzz_dumpcheck
+FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc $(JNI_INC)
+# "yes" if FUZZ_CC links a libFuzzer target; deferred, so only fuzz and check recipes pay for it.
+have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
+                  $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
+
+.PHONY: all check unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
 all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
@@ -73,7 +84,14 @@ $(CLASSES): $(JAVA_SRC) | $(B)/classes
 	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)
 	@touch $@
 
-$(B)/obj $(B)/agents $(B)/unit $(B)/unit-san $(B)/classes:
+$(B)/fuzz/fuzz_options: fuzz/fuzz_options.c src/options.c src/options.h src/log.h | $(B)/fuzz fuzz-cc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_options.c src/options.c
+$(B)/fuzz/fuzz_dumpcheck: fuzz/fuzz_dumpcheck.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h | $(B)/fuzz fuzz-cc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_dumpcheck.c src/dumpcheck.c
+fuzz-cc:
+	@[ "$(have_fuzzer)" = yes ] || { echo "$(FUZZ_CC) cannot build libFuzzer targets: install clang libclang-rt-14-dev or set FUZZ_CC=" >&2; exit 1; }
+
+$(B)/obj $(B)/agents $(B)/unit $(B)/unit-san $(B)/classes $(B)/fuzz:
 	@mkdir -p $@
 
 unit: $(UNIT)
@@ -84,9 +102,18 @@ unit-san: $(UNIT_SAN)
 it: all
 	@tests/run.sh
 
-# check: everything, one summary line at the end.
+# check: everything, one summary line at the end. The fuzz smoke run is skipped, loudly,
+# where clang cannot build libFuzzer targets.
 check: all $(UNIT) $(UNIT_SAN)
-	@tests/run.sh --unit "$(UNIT) $(UNIT_SAN)"
+	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN)" --fuzz "$$f"
+
+# fuzz: each libFuzzer target for FUZZ_SECONDS (default 600) under nice; a crash is saved
+# in build/fuzz/ and fails the run. fuzz-smoke: ~20 s each over the seed corpus.
+fuzz: $(FUZZ_BIN)
+	@fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+fuzz-smoke: $(FUZZ_BIN)
+	@fuzz/run.sh --smoke 20 $(FUZZ_BIN)
 
 demo: all
 	@tests/demo.sh

@@ -1,27 +1,35 @@
 #!/bin/bash
 # run.sh — the test driver behind `make check`.
 #
-#   tests/run.sh [--unit "BIN ..."] [--jdk DIR] [--only GLOB]
+#   tests/run.sh [--unit "BIN ..."] [--fuzz "BIN ..."|SKIP] [--jdk DIR] [--only GLOB] [--xcheck-jni]
 #
-# Runs the unit-test binaries given with --unit (no JVM), then every integration test
-# tests/it/*.sh once per JDK that tools/find-jdk.sh lists (JDK 17 must be among them; any
-# missing expected JDK is reported loudly as skipped). Each test runs in its own process,
-# in its own work directory, under a timeout. The last line is "N passed, N failed[, N skipped]".
+# Runs the unit-test binaries given with --unit (no JVM), a ~20 s smoke run of each libFuzzer
+# target given with --fuzz (fuzz/run.sh --smoke; SKIP: clang cannot build them, said loudly),
+# then every integration test tests/it/*.sh once per JDK that tools/find-jdk.sh lists (JDK 17
+# must be among them; any missing expected JDK is reported loudly as skipped). Each test runs
+# in its own process, in its own work directory, under a timeout. The last line is
+# "N passed, N failed[, N skipped]".
+# --xcheck-jni adds -Xcheck:jni to every java that tests start through run_java (lib.sh), and
+# keeps logs and work directories apart (build/test-logs-xcheck-jni, build/test-work-xcheck-jni);
+# each test's build/test-work-xcheck-jni/jdkN/NAME/java-runs.log then holds all its JVMs' output.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-unit=""; only="*"; jdks=""
+unit=""; fuzz=""; only="*"; jdks=""; sfx=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --unit) unit=$2; shift 2 ;;
+    --fuzz) fuzz=$2; shift 2 ;;
     --jdk) jdks="$jdks $2"; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --xcheck-jni) export JVMPI_TEST_JAVA_OPTS="${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }-Xcheck:jni"
+                  sfx=-xcheck-jni; shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$jdks" ] || jdks=$(tools/find-jdk.sh all)
 pass=0; fail=0; skip=0; failed_names=""
-LOGS=$ROOT/build/test-logs
+LOGS=$ROOT/build/test-logs$sfx
 mkdir -p "$LOGS"   # per-test logs are overwritten; parallel runs of other tests are left alone
 
 for t in $unit; do
@@ -33,6 +41,21 @@ for t in $unit; do
     fail=$((fail+1)); failed_names="$failed_names $name"; echo "FAIL $name"; tail -n 15 "$log" | sed 's/^/     | /'
   fi
 done
+
+if [ "$fuzz" = SKIP ]; then
+  echo "SKIP fuzz smoke run: clang cannot build libFuzzer targets (install clang libclang-rt-14-dev)"
+  skip=$((skip+1))
+else
+  for t in $fuzz; do
+    name="fuzz/$(basename "$t" | sed 's/^fuzz_//')"
+    log=$LOGS/$(echo "$name" | tr / _).log
+    if fuzz/run.sh --smoke 20 "$t" >"$log" 2>&1; then
+      pass=$((pass+1)); echo "$(tail -n 1 "$log")"
+    else
+      fail=$((fail+1)); failed_names="$failed_names $name"; sed 's/^/     | /' "$log"
+    fi
+  done
+fi
 
 have17=no
 for j in $jdks; do
@@ -58,7 +81,7 @@ for j in $jdks; do
     [ -f "$t" ] || continue
     case "$(basename "$t")" in lib.sh) continue ;; esac
     name="jdk$v/$(basename "$t" .sh)"
-    work=$ROOT/build/test-work/jdk$v/$(basename "$t" .sh)
+    work=$ROOT/build/test-work$sfx/jdk$v/$(basename "$t" .sh)
     rm -rf "$work"; mkdir -p "$work"
     log=$LOGS/jdk${v}_$(basename "$t" .sh).log
     start=$(date +%s)

@@ -10,11 +10,17 @@ nfail=0; nok=0
 cd "$WORK" || exit 1
 
 # run_java ARGS... — run $JAVA with ARGS (stdout -> $WORK/out, stderr -> $WORK/err, status -> RC),
-# under a timeout of ${JAVA_TIMEOUT:-120}s.
+# under a timeout of ${JAVA_TIMEOUT:-120}s. JVMPI_TEST_JAVA_OPTS (e.g. -Xcheck:jni, set by
+# tests/run.sh --xcheck-jni) goes before ARGS; then out and err of every run are also
+# appended to $WORK/java-runs.log, because a test's later run overwrites them.
 run_java() {
-  timeout -k 5 "${JAVA_TIMEOUT:-120}" "$JAVA" -Xshare:auto "$@" >"$WORK/out" 2>"$WORK/err"
+  # shellcheck disable=SC2086 # JVMPI_TEST_JAVA_OPTS is a list of options
+  timeout -k 5 "${JAVA_TIMEOUT:-120}" "$JAVA" -Xshare:auto ${JVMPI_TEST_JAVA_OPTS:-} "$@" >"$WORK/out" 2>"$WORK/err"
   RC=$?
-  echo "+ java $* -> rc=$RC"
+  echo "+ java ${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }$* -> rc=$RC"
+  if [ -n "${JVMPI_TEST_JAVA_OPTS:-}" ]; then
+    { echo "=== java $* -> rc=$RC"; echo "--- stdout"; cat "$WORK/out"; echo "--- stderr"; cat "$WORK/err"; } >>"$WORK/java-runs.log"
+  fi
 }
 # shim_arg AGENT [AGENT_OPTIONS] [SHIM_OPTIONS] — the -agentpath argument for a bundled agent.
 shim_arg() {
