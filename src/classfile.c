@@ -78,12 +78,12 @@ struct buf {
     bool oom;
 };
 
-static bool b_room(struct buf *b, size_t n)
+/* Make room for n more bytes. Out of memory, the buffer stops growing and is marked: the
+ * writes that follow are dropped, and the caller checks oom once at the end. */
+static bool b_grow(struct buf *b, size_t n)
 {
     if (b->oom)
         return false;
-    if (b->cap - b->len >= n)
-        return true;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n) {
         if (cap > ((size_t)1 << 40)) {
@@ -101,32 +101,36 @@ static bool b_room(struct buf *b, size_t n)
     b->cap = cap;
     return true;
 }
-static void b_put(struct buf *b, const void *src, size_t n)
+static inline bool b_room(struct buf *b, size_t n) { return b->cap - b->len >= n || b_grow(b, n); }
+static inline void b_put(struct buf *b, const void *src, size_t n)
 {
     if (n && b_room(b, n)) {
         memcpy(b->p + b->len, src, n);
         b->len += n;
     }
 }
-static void b_u1(struct buf *b, unsigned v)
+static inline void b_u1(struct buf *b, unsigned v)
 {
     if (b_room(b, 1))
         b->p[b->len++] = (uint8_t)v;
 }
-static void b_u2(struct buf *b, unsigned v)
+static inline void b_u2(struct buf *b, unsigned v)
 {
     if (b_room(b, 2)) {
-        b->p[b->len++] = (uint8_t)(v >> 8);
-        b->p[b->len++] = (uint8_t)v;
+        b->p[b->len] = (uint8_t)(v >> 8);
+        b->p[b->len + 1] = (uint8_t)v;
+        b->len += 2;
     }
 }
-static void b_u4(struct buf *b, uint32_t v)
+static inline void b_u4(struct buf *b, uint32_t v)
 {
     if (b_room(b, 4)) {
-        b->p[b->len++] = (uint8_t)(v >> 24);
-        b->p[b->len++] = (uint8_t)(v >> 16);
-        b->p[b->len++] = (uint8_t)(v >> 8);
-        b->p[b->len++] = (uint8_t)v;
+        uint8_t *p = b->p + b->len;
+        p[0] = (uint8_t)(v >> 24);
+        p[1] = (uint8_t)(v >> 16);
+        p[2] = (uint8_t)(v >> 8);
+        p[3] = (uint8_t)v;
+        b->len += 4;
     }
 }
 static void b_set_u2(struct buf *b, size_t at, unsigned v)
@@ -204,6 +208,8 @@ struct cf {
     size_t attrs_pos;   /* offset of the class attributes_count */
     uint16_t hook_ref[CF_HOOK_COUNT];
     uint16_t hook_class_idx;
+    uint16_t throwable_idx; /* Class java/lang/Throwable, for the handlers' frames */
+    uint16_t code_name, smt_name; /* Utf8 "Code", "StackMapTable", looked up once */
 
     char *scratch; /* NUL-terminated copies of names for callbacks */
     size_t scratch_cap;
@@ -277,12 +283,17 @@ static bool utf8_is(const struct cf *c, uint32_t i, const char *s)
     return cp_utf8(c, i, &p, &n) && n == sl && memcmp(p, s, sl) == 0;
 }
 
+/* The pool's hash: length, tag and up to 16 bytes sampled from the string are enough to
+ * tell entries apart (a full hash of every name is most of the cost of building it). */
 static uint32_t hash_of(int tag, const uint8_t *p, size_t n)
 {
-    uint32_t h = 2166136261u ^ (uint32_t)tag;
-    for (size_t k = 0; k < n; k++)
+    uint32_t h = (uint32_t)n * 2654435761u ^ (uint32_t)tag;
+    size_t step = n > 16 ? n / 16 : 1;
+    for (size_t k = 0; k < n; k += step)
         h = (h ^ p[k]) * 16777619u;
-    return h;
+    if (n)
+        h = (h ^ p[n - 1]) * 16777619u;
+    return h ^ (h >> 15);
 }
 /* Content of an original Utf8 (the string) or Integer (4 bytes) entry, for the hash. */
 static bool hash_key(const struct cf *c, uint32_t i, int *tag, const uint8_t **p, size_t *n)
@@ -629,39 +640,27 @@ static bool parse_class(struct cf *c)
  * Instructions.
  */
 
-/* Length of an instruction with a fixed length; 0 for the variable ones (switches, wide),
- * -1 for an opcode that may not appear in a class file. */
-static int op_len(unsigned op)
-{
-    if (op <= 0x0f) return 1;
-    if (op == 0x10) return 2;          /* bipush */
-    if (op == 0x11) return 3;          /* sipush */
-    if (op == 0x12) return 2;          /* ldc */
-    if (op <= 0x14) return 3;          /* ldc_w, ldc2_w */
-    if (op <= 0x19) return 2;          /* xload */
-    if (op <= 0x35) return 1;          /* xload_n, xaload */
-    if (op <= 0x3a) return 2;          /* xstore */
-    if (op <= 0x83) return 1;          /* xstore_n .. lxor */
-    if (op == 0x84) return 3;          /* iinc */
-    if (op <= 0x98) return 1;          /* conversions, compares */
-    if (op <= 0xa8) return 3;          /* if*, goto, jsr */
-    if (op == 0xa9) return 2;          /* ret */
-    if (op <= 0xab) return 0;          /* tableswitch, lookupswitch */
-    if (op <= 0xb1) return 1;          /* returns */
-    if (op <= 0xb8) return 3;          /* fields, invokevirtual/special/static */
-    if (op <= 0xba) return 5;          /* invokeinterface, invokedynamic */
-    if (op == 0xbb) return 3;          /* new */
-    if (op == 0xbc) return 2;          /* newarray */
-    if (op == 0xbd) return 3;          /* anewarray */
-    if (op <= 0xbf) return 1;          /* arraylength, athrow */
-    if (op <= 0xc1) return 3;          /* checkcast, instanceof */
-    if (op <= 0xc3) return 1;          /* monitorenter/exit */
-    if (op == 0xc4) return 0;          /* wide */
-    if (op == 0xc5) return 4;          /* multianewarray */
-    if (op <= 0xc7) return 3;          /* ifnull, ifnonnull */
-    if (op <= 0xc9) return 5;          /* goto_w, jsr_w */
-    return -1;
-}
+/* Length of each instruction with a fixed length; 0 for the variable ones (tableswitch,
+ * lookupswitch, wide), -1 for an opcode that may not appear in a class file. */
+static const int8_t op_lens[256] = {
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x00 */
+     2,  3,  2,  3,  3,  2,  2,  2,  2,  2,  1,  1,  1,  1,  1,  1,  /* 0x10 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x20 */
+     1,  1,  1,  1,  1,  1,  2,  2,  2,  2,  2,  1,  1,  1,  1,  1,  /* 0x30 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x40 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x50 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x60 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x70 */
+     1,  1,  1,  1,  3,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  1,  /* 0x80 */
+     1,  1,  1,  1,  1,  1,  1,  1,  1,  3,  3,  3,  3,  3,  3,  3,  /* 0x90 */
+     3,  3,  3,  3,  3,  3,  3,  3,  3,  2,  0,  0,  1,  1,  1,  1,  /* 0xa0 */
+     1,  1,  3,  3,  3,  3,  3,  3,  3,  5,  5,  3,  2,  3,  1,  1,  /* 0xb0 */
+     3,  3,  1,  1,  0,  4,  3,  3,  5,  5, -1, -1, -1, -1, -1, -1,  /* 0xc0 */
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  /* 0xd0 */
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  /* 0xe0 */
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  /* 0xf0 */
+};
+static int op_len(unsigned op) { return op_lens[op & 0xff]; }
 static bool op_is_if(unsigned op) { return (op >= 0x99 && op <= 0xa6) || op == 0xc6 || op == 0xc7; }
 static bool op_is_return(unsigned op) { return op >= 0xac && op <= 0xb1; }
 static unsigned op_if_inverse(unsigned op) { return op >= 0xc6 ? op ^ 1u : ((op - 0x99) ^ 1u) + 0x99; }
@@ -792,10 +791,10 @@ static bool decode_code(struct meth *m)
 {
     const uint8_t *code = m->code;
     uint32_t len = m->len;
-    if (!GROW(m->idx, m->idx_cap, (size_t)len + 1))
+    /* at most one instruction per byte, plus the sentinel */
+    if (!GROW(m->idx, m->idx_cap, (size_t)len + 1) || !GROW(m->ins, m->ins_cap, (size_t)len + 2))
         return m_fail(m, "out of memory");
-    for (uint32_t k = 0; k <= len; k++)
-        m->idx[k] = -1;
+    memset(m->idx, 0xff, ((size_t)len + 1) * sizeof *m->idx); /* -1 */
     m->n = 0;
     m->nswt = 0;
     m->has_branch = m->has_jsr = false;
@@ -803,12 +802,10 @@ static bool decode_code(struct meth *m)
     while (bci < len) {
         unsigned op = code[bci];
         int l = op_len(op);
-        if (!GROW(m->ins, m->ins_cap, m->n + 2))
-            return m_fail(m, "out of memory");
         struct insn *in = &m->ins[m->n];
-        memset(in, 0, sizeof *in);
         in->bci = bci;
         in->op = (uint8_t)op;
+        in->f = 0;
         in->target = -1;
         if (l < 0)
             return m_fail(m, "invalid opcode 0x%02x at %u", op, bci);
@@ -1396,12 +1393,66 @@ struct work {
     bool uthis;
 };
 
+/* The common constructor (all javac emits): straight-line code up to the invokespecial that
+ * initializes `this`, no handler over that part, no frame after it that still has
+ * uninitializedThis. Then everything after that invokespecial is covered. Returns false
+ * when the method is not of that shape (the data-flow walk below decides then). */
+static bool cover_init_linear(struct meth *m)
+{
+    size_t nl = m->max_locals, ns = m->max_stack;
+    struct vt buf[64];
+    struct vt *slots = nl + ns + 1 <= 64 ? buf : malloc((nl + ns + 1) * sizeof *slots);
+    if (!slots)
+        return false;
+    struct state st = {slots, slots + nl, 0, true};
+    for (size_t k = 0; k < nl; k++)
+        st.l[k] = vt_simple(VT_TOP);
+    uint32_t cnt;
+    size_t at = m->n;
+    bool ok = entries_to_slots(m, m->init, m->ninit, st.l, nl, &cnt);
+    for (size_t k = 0; ok && k < m->n; k++) {
+        unsigned op = m->ins[k].op;
+        if ((m->ins[k].f & (I_BRANCH | I_SWITCH)) || op_is_return(op) || op == 0xbf || op == 0xa9) {
+            ok = false;
+            break;
+        }
+        if (!sim(m, &st, k)) {
+            ok = false;
+            break;
+        }
+        if (!st.uthis) {
+            at = k;
+            break;
+        }
+    }
+    if (slots != buf)
+        free(slots);
+    if (!ok || at >= m->n) {
+        m->failed = false; /* the walk below reports the problem, if there is one */
+        m->msg[0] = 0;
+        return false;
+    }
+    uint32_t init_end = m->ins[at + 1].bci;
+    for (size_t e = 0; e < m->nex; e++)
+        if (m->ex[e].s < init_end)
+            return false;
+    for (size_t f = 0; f < m->nfr; f++)
+        for (uint32_t j = 0; m->fr[f].bci >= init_end && j < m->fr[f].nl; j++)
+            if (m->fv[m->fr[f].l + j].tag == VT_UTHIS)
+                return false;
+    for (size_t k = 0; k < m->n; k++)
+        m->cover[k] = k > at;
+    return true;
+}
+
 static bool cover_init(struct meth *m)
 {
     size_t n = m->n, nl = m->max_locals, ns = m->max_stack;
     if (!GROW(m->cover, m->cover_cap, n + 1))
         return m_fail(m, "out of memory");
     memset(m->cover, 0, n + 1);
+    if (cover_init_linear(m))
+        return true;
     uint8_t *seen = calloc(n + 1, 1); /* bit 0 reached, bit 1 queued */
     struct work *wl = NULL;
     size_t nwl = 0, wlcap = 0;
@@ -1735,13 +1786,21 @@ static bool frame_after(struct meth *m, size_t k)
 
 static uint32_t map_start(const struct meth *m, uint32_t bci) { return m->ins[m->idx[bci]].start; }
 
+static const struct vt vt_throwable = {VT_OBJ, 0, 19, (const uint8_t *)"java/lang/Throwable"};
+
 static bool write_vt(struct meth *m, struct buf *b, const struct vt *v)
 {
     b_u1(b, v->tag);
     if (v->tag == VT_OBJ) {
         uint16_t ci = v->u;
-        if (!ci)
+        if (!ci && v->s == vt_throwable.s) {
+            /* every handler frame names it: look it up once per class */
+            if (!m->c->throwable_idx)
+                m->c->throwable_idx = cp_get_class(m->c, v->s, v->n);
+            ci = m->c->throwable_idx;
+        } else if (!ci) {
             ci = cp_get_class(m->c, v->s, v->n);
+        }
         if (!ci)
             return m_fail(m, "constant pool full");
         b_u2(b, ci);
@@ -2124,8 +2183,6 @@ static int frame_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const struct vt vt_throwable = {VT_OBJ, 0, 19, (const uint8_t *)"java/lang/Throwable"};
-
 /* The StackMapTable payload: original frames and those added for widened ifs, at their new
  * offsets, and the catch-all handler's frame (no locals, [Throwable]). */
 static bool write_smt(struct meth *m, struct buf *out, uint32_t hstart, bool probes)
@@ -2260,7 +2317,7 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
         return false;
 
     size_t a0 = out->len;
-    b_u2(out, cp_get_utf8(c, "Code", 4));
+    b_u2(out, c->code_name ? c->code_name : (c->code_name = cp_get_utf8(c, "Code", 4)));
     size_t lenpos = out->len;
     b_u4(out, 0);
     unsigned ms = m->max_stack + ((m->flags & CF_INSN_PROBES) ? 5u : probes ? 1u : 0u);
@@ -2368,7 +2425,7 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     }
     if (want_smt && !smt_done && probes) {
         /* no table before (no branches): one frame, the handler's */
-        b_u2(out, cp_get_utf8(c, "StackMapTable", 13));
+        b_u2(out, c->smt_name ? c->smt_name : (c->smt_name = cp_get_utf8(c, "StackMapTable", 13)));
         size_t lp = out->len;
         b_u4(out, 0);
         if (!write_smt(m, out, hstart, probes))
@@ -2564,7 +2621,7 @@ static bool wrapper_code(struct meth *m, struct buf *out, uint16_t native_ref)
     if (ms < 2)
         ms = 2;
 
-    b_u2(out, cp_get_utf8(c, "Code", 4));
+    b_u2(out, c->code_name ? c->code_name : (c->code_name = cp_get_utf8(c, "Code", 4)));
     size_t lp = out->len;
     b_u4(out, 0);
     b_u2(out, ms);
@@ -2578,7 +2635,7 @@ static bool wrapper_code(struct meth *m, struct buf *out, uint16_t native_ref)
     b_u2(out, 0);
     if (c->major >= 50) {
         b_u2(out, 1);
-        b_u2(out, cp_get_utf8(c, "StackMapTable", 13));
+        b_u2(out, c->smt_name ? c->smt_name : (c->smt_name = cp_get_utf8(c, "StackMapTable", 13)));
         size_t sp = out->len;
         b_u4(out, 0);
         struct enc_frame ef = {hstart, NULL, &vt_throwable, 0, 1};
@@ -2651,21 +2708,27 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
         rc = 1; /* the hooks themselves */
         goto out;
     }
-    {
-        uint32_t u = hash_find(&c, T_UTF8, (const uint8_t *)spec->hook_class, hl);
-        if (c.failed)
+    /* already instrumented (it names the hook class): a scan of the Class entries, so a
+     * class with nothing to rewrite never pays for the pool's hash */
+    for (uint32_t i = 1; i < c.cp_n; i++) {
+        const uint8_t *s;
+        uint16_t n;
+        if (c.cp_pos[i] && in[c.cp_pos[i]] == T_CLASS && cp_utf8(&c, be16(in + c.cp_pos[i] + 1), &s, &n) &&
+            n == hl && memcmp(s, spec->hook_class, hl) == 0) {
+            rc = 1;
             goto out;
-        for (uint32_t i = 1; u && i < c.cp_n; i++)
-            if (c.cp_pos[i] && in[c.cp_pos[i]] == T_CLASS && be16(in + c.cp_pos[i] + 1) == u) {
-                rc = 1; /* already instrumented */
-                goto out;
-            }
+        }
     }
     if (c.access & ACC_MODULE) {
         rc = 1;
         goto out;
     }
 
+    /* room for the methods as they are plus what probes usually add: few reallocations */
+    if (!b_room(&meths, (c.attrs_pos - c.methods_pos) + (c.attrs_pos - c.methods_pos) / 2 + 64)) {
+        cf_fail(&c, "out of memory");
+        goto out;
+    }
     size_t pos = c.methods_pos;
     nmeth = be16(in + pos);
     pos += 2;
@@ -2828,6 +2891,10 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
     }
     {
         struct buf o = {0};
+        if (!b_room(&o, in_len + c.add.len + meths.len + natives.len + 16)) {
+            cf_fail(&c, "out of memory");
+            goto out;
+        }
         b_put(&o, in, 8);
         b_u2(&o, c.next_idx);
         b_put(&o, in + 10, c.cp_end - 10);
