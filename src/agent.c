@@ -271,6 +271,11 @@ bool lifecycle_call_allowed(const char *fn)
 void jvmpi_ProfilerExit(struct instance *inst, jint code)
 {
     log_info("agent %d: ProfilerExit(%d)", inst->slot, (int)code);
+    /* Called inside JVM_SHUT_DOWN, on the thread that runs VMDeath: the VM is in its exit
+     * sequence already, and Runtime.halt would wait for that sequence to end, on this very
+     * thread (before_exit waits while another call is running it): the VM would hang. */
+    bool in_vm_death = atomic_load(&g_shim.phase) == PHASE_SHUTTING &&
+                       pthread_equal(pthread_self(), g_shim.shutdown_thread);
     /* HotSpot ran vm_exit(code) without before_exit: no THREAD_END, no JVM_SHUT_DOWN. */
     atomic_store(&g_shim.profiler_exit, 1);
     pthread_mutex_lock(&g_shim.life_lock);
@@ -283,6 +288,8 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     report_write_all(shim_current_jni(), how);
     fflush(stdout);
     fflush(stderr);
+    if (in_vm_death)
+        exit(code); /* as vm_exit ended: atexit handlers run, stdio is flushed */
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL &&
         (*g_shim.vm)->AttachCurrentThreadAsDaemon(g_shim.vm, (void **)&jni, NULL) != JNI_OK)
