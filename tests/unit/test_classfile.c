@@ -624,7 +624,14 @@ static bool check_method(const struct rc *oc, const struct rm *om, const struct 
     }
     /* StackMapTable: every original frame at its block, same content (Uninitialized
      * offsets at the new `new`), then added frames for widened ifs, the handler's last */
-    if (nc->major >= 50 && (om->smt || mp)) {
+    bool branches = false;
+    for (uint32_t o = 0; o < OL; o += (uint32_t)insn_len(O, OL, o))
+        branches |= (O[o] >= 0x99 && O[o] <= 0xab) || O[o] == 0xc6 || O[o] == 0xc7 || O[o] == 0xc8 || O[o] == 0xc9;
+    /* version 50 without a table but with branches is checked by the old verifier: no table
+     * is made up for it */
+    if (nc->major == 50 && !om->smt && branches)
+        CHECK(nmth->smt == NULL, "version 50, branches, no StackMapTable: none added");
+    else if (nc->major >= 50 && (om->smt || mp)) {
         CHECK(nmth->smt != NULL, "StackMapTable present");
         static struct frm of[2000], nf[2000];
         uint32_t init[260] = {0};
@@ -1235,6 +1242,45 @@ static void test_jsr(void)
     free(cls);
 }
 
+/* class file version 50: a method with branches but no StackMapTable gets none (the old
+ * verifier checks it); one without branches gets the handler's frame; one with a table keeps
+ * it consistent. Below 50 no table at all, natives wrapped too. */
+static void test_versions(void)
+{
+    const uint8_t br[] = {0x1a, 0x99, 0x00, 0x04, 0x00, 0xb1}; /* iload_0; ifeq +4; nop; return */
+    const uint8_t lin[] = {0x1a, 0x57, 0xb1};                  /* iload_0; pop; return */
+    const uint8_t smt[] = {0, 1, 5};                           /* same @5 */
+    struct mdef m[4] = {{9, "a", "(I)V", br, sizeof br, 1, 1, NULL, 0, NULL, 0, NULL, 0, false, false},
+                        {9, "b", "(I)V", lin, sizeof lin, 1, 1, NULL, 0, NULL, 0, NULL, 0, false, false},
+                        {9, "c", "(I)V", br, sizeof br, 1, 1, NULL, 0, smt, sizeof smt, NULL, 0, false, false},
+                        {9 | 0x100, "d", "(JI)J", NULL, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, false, false}};
+    for (unsigned v = 45; v <= 51; v++) {
+        if (v > 45 && v < 49)
+            continue;
+        size_t len;
+        uint8_t *cls = mkclass(v, 0x21, m, v >= 50 ? 3 : 2, &len);
+        char what[64];
+        snprintf(what, sizeof what, "version %u", v);
+        check_class(what, cls, len, CF_METHOD_PROBES | CF_INSN_PROBES, 11, NULL, NULL);
+        check_class(what, cls, len, CF_METHOD_PROBES, 11, NULL, NULL);
+        free(cls);
+        /* the native: wrapped, a table only from 50 on */
+        cls = mkclass(v, 0x21, m + 3, 1, &len);
+        struct run r = {11, -1, 0, 0, "", {0}, {0}};
+        uint8_t *out;
+        size_t ol;
+        char err[256];
+        if (instr(cls, len, CF_WRAP_NATIVES, &r, false, &out, &ol, err) == 0) {
+            rc_parse(&RC_N, out, ol);
+            CHECK(RC_N.nm == 2 && RC_N.m[0].code && (RC_N.m[0].smt != NULL) == (v >= 50), "%s: wrapper, table iff >= 50", what);
+            free(out);
+        } else {
+            CHECK(0, "%s: native wrapped: %s", what, err);
+        }
+        free(cls);
+    }
+}
+
 /* a method too large after rewriting: an error, or left alone and reported */
 static void test_too_large(void)
 {
@@ -1421,6 +1467,7 @@ int main(int argc, char **argv)
     test_constructors();
     test_natives();
     test_jsr();
+    test_versions();
     test_too_large();
     test_skip_and_hook_class();
     test_branch_outcome();
