@@ -32,6 +32,9 @@
 #    its bytecode (javap -c) gives (tests/it/bci_interp.awk): every bci, the tested values,
 #    and the branch/switch outcome cf_branch_outcome() computes from the original bytecode;
 #  - the rewritten BciBig.big has goto_w (widened branches) and gives the right result.
+# On JDK 22+ a class with statements before super(...) (a throw, a loop, a try/catch), compiled
+# by that JDK's javac here, is rewritten too: exact counts, the 5 constructor calls that threw
+# before super() are the only frames without exit.
 # The agent's figures (classes and methods rewritten, time spent rewriting) are printed.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
@@ -143,4 +146,66 @@ check_run() { # MODE FLAGS
 
 check_run insn 7
 check_run method 5
+
+# JDK 22+: statements before super(...) (flexible constructor bodies, final in JDK 25): a
+# throw, a loop and a try/catch run while `this` is uninitialized. The source is compiled
+# here by the JDK under test (the Makefile compiles with the oldest JDK).
+flex() {
+  local d=$WORK/flex
+  mkdir -p "$d"
+  cat >"$d/BciFlex.java" <<'JAVA'
+public class BciFlex extends BciFlexBase {
+    static int made, rejected;
+    BciFlex(int x) {
+        if (x < 0)
+            throw new IllegalArgumentException("negative");
+        int y = 0;
+        for (int i = 0; i < x; i++)
+            y += i;
+        try {
+            y = Integer.parseInt(x % 3 == 0 ? "" + y : "z");
+        } catch (NumberFormatException e) {
+            y = -y;
+        }
+        super(y);
+        made++;
+    }
+    public static void main(String[] a) {
+        long s = 0;
+        for (int i = -5; i < 20; i++) {
+            try { s += new BciFlex(i).v; } catch (IllegalArgumentException e) { rejected++; }
+        }
+        System.out.println("BciFlex: sum=" + s + " made=" + made + " rejected=" + rejected);
+        System.out.println("BciMain: expect BciFlex.<init>(I)V " + (made + rejected) + " " + made);
+        System.out.println("BciMain: expect BciFlexBase.<init>(I)V " + made + " " + made);
+    }
+}
+class BciFlexBase {
+    final int v;
+    BciFlexBase(int y) { v = y * 2; }
+}
+JAVA
+  if ! "$JDK_HOME_T/bin/javac" -d "$d" "$d/BciFlex.java" >"$d/javac.txt" 2>&1; then
+    bad "flex: javac of BciFlex.java"; sed 's/^/     > /' "$d/javac.txt" | head -5; return
+  fi
+  run_java $VERIFY $QUIET "-agentpath:$AGENT=out=$d/agent.txt,flags=7,watch=BciFlex" -cp "$d" BciFlex
+  cp "$WORK/out" "$d/out"; cp "$WORK/err" "$d/err"
+  echo "--- flex (flags 7)"
+  expect_rc 0
+  expect_grep "$d/out" '^BciFlex: sum=-768 made=20 rejected=5$' "flex: constructors compute right"
+  expect_nogrep "$d/err" 'VerifyError|ClassFormatError|Exception|hs_err' "flex: no VerifyError"
+  expect_nogrep "$d/agent.txt" '^bcitest: (FAIL|error|skip Bci)' "flex: no rewrite error"
+  local m e x got
+  while read -r _ _ m e x; do
+    got=$(grep -F "bcitest: method $m " "$d/agent.txt" | sed -n 's/^bcitest: method [^ ]* \([0-9]*\) \([0-9]*\) ids=1$/\1 \2/p')
+    expect_eq "$got" "$e $x" "flex: $m entries exits"
+  done < <(grep '^BciMain: expect ' "$d/out")
+  expect_grep "$d/agent.txt" '^bcitest: thread main depth=0 open_ctors=0 gaps=5 orphans=0 mismatches=0 ' \
+    "flex: main unwound exactly the 5 constructors that threw before super()"
+}
+if [ "$JDK_MAJOR" -ge 22 ]; then
+  flex
+else
+  echo "(flexible constructor bodies need javac 22+: not on JDK $JDK_MAJOR)"
+fi
 finish
