@@ -18,9 +18,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* cf_probe_spec.flags */
+/* cf_probe_spec.flags
+ * Method probes: the entry probe runs before the first instruction, outside every handler
+ * (if the hook call itself fails, e.g. StackOverflowError, neither entry nor exit is seen).
+ * The exit probe runs before each return instruction and in a catch-all handler (exit, then
+ * athrow) placed after the code and appended last to the exception table, so the method's
+ * own handlers keep priority. Gaps, by the verifier's rules: in a constructor the catch-all
+ * covers only code after the invokespecial that initializes `this` (a handler may not cover
+ * code where `this` is uninitialized), so an exception thrown before super(...)/this(...)
+ * has returned (while computing its arguments, or by the superclass constructor) leaves the
+ * constructor entered without exit; in java/lang/Object.<init> the return itself is outside
+ * the catch-all (HotSpot's C2 crashes on a handler over it). */
 #define CF_METHOD_PROBES 0x1u /* enter/enterObj at entry, exit before returns and on throw */
 #define CF_INSN_PROBES   0x2u /* insn* before every original instruction */
+/* Instruction probes: branch and switch targets, exception ranges and handlers, frames and
+ * line/variable ranges name the probe, so the probe runs whenever its instruction does.
+ * Ids and offsets are pushed with iconst/bipush/sipush, ids beyond 16 bits with ldc/ldc_w of
+ * an Integer constant, offsets above 32767 as sipush 32767; sipush r; iadd (no constant per
+ * offset). max_stack grows by 5 (1 for method probes alone). */
 #define CF_WRAP_NATIVES  0x4u /* native foo -> native PREFIXfoo + non-native wrapper foo */
 /* For tests: send every method with an id through the whole rewriting path (decode,
  * relocate, re-encode the StackMapTable and tables) without adding any probe. The result
@@ -64,9 +79,14 @@ struct cf_probe_spec {
     void (*method_done)(void *ctx, int index, int32_t id, const uint8_t *code,
                         uint32_t code_len);
     /* Optional. If set, a method that cannot be rewritten (code too large after rewriting,
-     * malformed code, a native that must not be wrapped) is left unchanged and reported
-     * here, and the rest of the class is still rewritten. If NULL, such a method makes
-     * cf_instrument() fail with the same message. */
+     * malformed code) is left unchanged and reported here, and the rest of the class is
+     * still rewritten. If NULL, such a method makes cf_instrument() fail with the same
+     * message. A native that must not be wrapped is left unchanged in either case, and
+     * reported here if set: "intrinsic native" (@IntrinsicCandidate: the VM binds some of
+     * them by name, a wrapper would lose the intrinsic), "caller-sensitive native" (a
+     * wrapper frame would change the caller it sees), "signature-polymorphic method"
+     * (MethodHandle/VarHandle), "native method in an interface", or a name like <clinit>.
+     * The messages are fixed strings or start with the reason, never with the name. */
     void (*method_skipped)(void *ctx, int index, const char *name, const char *desc,
                            const char *why);
     void *ctx;

@@ -3,11 +3,14 @@
  * It rewrites EVERY class it is given with cf_instrument(): in ClassFileLoadHook from VMStart
  * on (JDK classes included), and at VMInit it retransforms every already-loaded modifiable
  * class the hook has not rewritten. The hook class is generated (cf_make_hook_class) and
- * defined in java.base's package java/lang with JNI DefineClass at VMStart, so code of every
- * module can call it (a class appended with -Xbootclasspath/a: is in the boot loader's
- * unnamed module, which named modules do not read); its natives are bound with
- * RegisterNatives before any rewritten code can run. Run it with bytecode verification for
- * every class (tests/it/bci_rewrite.sh): a wrong rewrite is a VerifyError.
+ * defined in java/lang, a package of java.base that every module reads, with JNI DefineClass
+ * at VMStart. (A java/lang class cannot come from -Xbootclasspath/a: the boot loader looks
+ * for java.base's packages in the runtime image only. A hook class in the boot loader's
+ * unnamed module was callable from the JDK's own modules, but a named module of the
+ * application loader got IllegalAccessError without JVMTI AddModuleReads.) Its natives are
+ * bound with RegisterNatives before any rewritten code can run; HotSpot then logs
+ * "Re-registering of platform native method" (jni+resolve warning). Run it with bytecode
+ * verification for every class (tests/it/bci_rewrite.sh): a wrong rewrite is a VerifyError.
  *
  * The hooks count entries and exits per method id and keep a per-thread shadow stack (C
  * thread locals): every exit must be of the innermost open frame, except constructor frames
