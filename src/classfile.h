@@ -118,7 +118,9 @@ struct cf_branch {
     uint32_t next_bci;         /* the instruction that runs next (branches and switches) */
 };
 /* Returns 0 and fills *out (kind CF_BR_NONE for an instruction that is not a conditional
- * branch or switch), or -1 if bci is not a valid instruction within code. */
+ * branch or switch), or -1 if bci is outside code, the byte there is not an opcode, or a
+ * branch or switch there is truncated. bci must be an instruction's offset (as the probes
+ * pass it): this is not checked. */
 int cf_branch_outcome(const uint8_t *code, uint32_t code_len, uint32_t bci, int32_t v1,
                       int32_t v2, struct cf_branch *out);
 
