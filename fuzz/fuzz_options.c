@@ -39,11 +39,12 @@ static bool same_str(const char *a, const char *b)
 static void check_empty(const struct shim_options *o, const char *text)
 {
     REQUIRE(o->legacy == NULL && o->agent_options == NULL && o->log_file == NULL &&
-                o->report_file == NULL && !o->help && !o->check_dumps && !o->log_level_set,
+                o->report_file == NULL && !o->help && !o->check_dumps && !o->log_level_set &&
+                o->methods == METHODS_DEFAULT,
             "options left set after the failed parse of '%s'", text ? text : "(null)");
 }
 
-/* Write o back as "[help,][log=L,][logfile=P,][checkdumps,][report=R,]legacy=A[:O]" (or without
+/* Write o back as "[help,][log=L,][logfile=P,][checkdumps,][report=R,][methods=M,]legacy=A[:O]" (or without
  * the legacy item when only help was given). */
 static char *canonical(const struct shim_options *o)
 {
@@ -66,6 +67,8 @@ static char *canonical(const struct shim_options *o)
         ADD("checkdumps,");
     if (o->report_file)
         ADD("report=%s,", o->report_file);
+    if (o->methods != METHODS_DEFAULT)
+        ADD("methods=%s,", o->methods == METHODS_BCI ? "bci" : "jvmti");
     if (o->legacy)
         ADD("legacy=%s%s%s", o->legacy, o->agent_options ? ":" : "",
             o->agent_options ? o->agent_options : "");
@@ -81,6 +84,8 @@ static void check_ok(const struct shim_options *o, const char *text)
     REQUIRE(o->legacy != NULL || o->help, "accepted '%s' with neither legacy= nor help", text);
     REQUIRE(o->log_level >= LOG_QUIET && o->log_level <= LOG_DEBUG, "level %d", o->log_level);
     REQUIRE(o->log_level_set || o->log_level == LOG_WARN, "level %d without log=", o->log_level);
+    REQUIRE(o->methods == METHODS_DEFAULT || o->methods == METHODS_BCI || o->methods == METHODS_JVMTI,
+            "methods %d", o->methods);
     if (o->log_file != NULL)
         REQUIRE(o->log_file[0] != '\0' && strchr(o->log_file, ',') == NULL, "logfile '%s'",
                 o->log_file);
@@ -126,6 +131,7 @@ static void parse_one(const char *text)
         REQUIRE(rc2 == 0, "canonical form '%s' of '%s' refused: %s", again_text, text, err2);
         REQUIRE(again.help == o.help && again.log_level_set == o.log_level_set &&
                     again.log_level == o.log_level && again.check_dumps == o.check_dumps &&
+                    again.methods == o.methods &&
                     same_str(again.log_file, o.log_file) &&
                     same_str(again.report_file, o.report_file) && same_str(again.legacy, o.legacy) &&
                     same_str(again.agent_options, o.agent_options),

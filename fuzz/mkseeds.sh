@@ -50,6 +50,7 @@ log=info,,legacy=x
 help,
 log=debug
 report=/tmp/r.txt,log=info,legacy=/opt/old/libprof.so:heap=all
+methods=jvmti,legacy=/opt/old/libprof.so:cpu=times
 EOF
 
 # ---- dumpcheck ----
