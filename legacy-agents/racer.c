@@ -25,7 +25,8 @@
  * `after` events in all; pexit=shutdown:N from inside the JVM_SHUT_DOWN handler.
  *
  * Output: "racer: ..." lines on stdout, flushed at once; "racer: VIOLATION ..." for every
- * broken rule, "racer: FAIL ..." when the agent itself could not do its part.
+ * broken rule, "racer: FAIL ..." when the agent itself could not do its part. Each line is
+ * repeated on stderr with the ms since JVM_OnLoad, to see where a slow run spent its time.
  * Options (comma-separated): slow=US (200), daemons=N (0), hold=MS (100, time the
  * JVM_SHUT_DOWN handler runs before it frees), atexit=MS (300), after=N (2000),
  * pexit=handler|thread|shutdown:CODE.
