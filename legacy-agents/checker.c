@@ -19,6 +19,8 @@
  *    GC_FINISH alternate (balanced, never nested); ARENA_NEW once, before the first
  *    OBJECT_ALLOC; no CLASS_LOAD twice for a live class; no THREAD_START twice for a live
  *    thread; OBJECT_MOVE and ARENA_DELETE never;
+ *  - every frame of GetCallTrace (taken of live threads from the toggler thread) names a
+ *    method a CLASS_LOAD listed;
  *  - JVM_INIT_DONE and JVM_SHUT_DOWN once each; no event after JVM_SHUT_DOWN, nor on another
  *    thread while it runs; no event of a type never enabled. A system thread
  *    "checker-toggler" disables and re-enables ten types in turn (METHOD_ENTRY2, the Java and
@@ -834,6 +836,33 @@ static void sleep_ms(int ms)
     usleep((useconds_t)ms * 1000);
 }
 
+/* GetCallTrace of some live thread: every frame's method must be one a CLASS_LOAD listed
+ * (the shim announces the classes of a trace before it returns it). */
+static volatile long traces_taken, frames_checked;
+static void check_a_trace(unsigned pick)
+{
+    JNIEnv *env = NULL;
+    struct stripe *st = &threads.s[pick % NSTRIPE];
+    pthread_mutex_lock(&st->mu);
+    for (size_t j = 0; j < st->cap && env == NULL; j++)
+        if (st->keys[j] > TOMB)
+            env = (JNIEnv *)st->keys[j];
+    pthread_mutex_unlock(&st->mu);
+    if (env == NULL)
+        return;
+    JVMPI_CallFrame frames[64];
+    JVMPI_CallTrace tr = {env, 0, frames};
+    jvmpi->GetCallTrace(&tr, 64);
+    __sync_add_and_fetch(&traces_taken, 1);
+    for (jint i = 0; i < tr.num_frames; i++) {
+        uintptr_t cls = 0;
+        __sync_add_and_fetch(&frames_checked, 1);
+        if (!smap_get(&methods, (uintptr_t)frames[i].method_id, &cls))
+            VIOLATION("GetCallTrace frame %d of %p: method %p is in no CLASS_LOAD", (int)i,
+                      (void *)env, (void *)frames[i].method_id);
+    }
+}
+
 /* Disable one toggled type, wait, enable it again; round robin. */
 static void toggler(void *arg)
 {
@@ -853,6 +882,8 @@ static void toggler(void *arg)
         if (jvmpi->EnableEvent(t, NULL) != JVMPI_SUCCESS)
             say("FAIL EnableEvent(%s)", tname(t));
         __sync_add_and_fetch(&toggles, 1);
+        for (unsigned k = 0; k < 8; k++)
+            check_a_trace(i * 8 + k);
         sleep_ms(40);
     }
 }
@@ -935,6 +966,7 @@ static void report(void)
     say("tables objects=%zu (slots %zu) classes=%zu methods=%zu threads=%zu jnirefs=%zu",
         no, cap, smap_count(&classes, NULL), smap_count(&methods, NULL),
         smap_count(&threads, NULL), smap_count(&jnirefs, NULL));
+    say("GetCallTrace traces=%ld frames checked=%ld", traces_taken, frames_checked);
     say("toggles=%ld gc_overlaps=%ld unmatched_ref_frees=%ld pre_threads_nonzero_depth=%ld",
         toggles, gc_overlaps, late[0], pre_threads_nonzero);
     say("ids the agent requested that the real OBJECT_ALLOC or CLASS_LOAD announced afterwards=%ld",

@@ -28,6 +28,7 @@ struct line_entry {
 
 struct method_lines {
     jmethodID method;           /* key */
+    jmethodID current;          /* the id agents get (calltrace_current_version) */
     jint n;                     /* -3: native; 0: no table */
     struct line_entry *lines;   /* sorted by start */
     bool announced;             /* its class went through classes_method_announced */
@@ -43,6 +44,44 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Frames and compiled code of a method that runs as it was before its class was rewritten
+ * for method events (methods=bci retransforms the classes loaded before JVM_OnLoad; a thread
+ * that was inside one keeps running the old code) belong to the obsolete version, and JVMTI
+ * names them by its jmethodID, which no CLASS_LOAD lists and no method event uses. Agents
+ * get the current version's id, which CLASS_LOAD lists; m if there is none. */
+jmethodID calltrace_current_version(jmethodID m)
+{
+    jvmtiEnv *jvmti = g_shim.jvmti;
+    jboolean obsolete = JNI_FALSE;
+    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE || !obsolete)
+        return m;
+    jclass cls = NULL;
+    char *name = NULL, *sig = NULL;
+    jmethodID cur = NULL;
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+        jint n = 0;
+        jmethodID *all = NULL;
+        if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) == JVMTI_ERROR_NONE) {
+            for (jint i = 0; i < n && cur == NULL; i++) {
+                char *nm = NULL, *sg = NULL;
+                if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
+                    strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
+                    cur = all[i];
+                (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
+                (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
+            }
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+        }
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    JNIEnv *jni = shim_current_jni();
+    if (cls != NULL && jni != NULL)
+        (*jni)->DeleteLocalRef(jni, cls);
+    return cur != NULL ? cur : m;
+}
+
 static struct method_lines *lines_of(jmethodID m)
 {
     struct method_lines *ml;
@@ -55,6 +94,7 @@ static struct method_lines *lines_of(jmethodID m)
     if (ml == NULL)
         return NULL;
     ml->method = m;
+    ml->current = calltrace_current_version(m);
     jboolean native = JNI_FALSE;
     (*g_shim.jvmti)->IsMethodNative(g_shim.jvmti, m, &native);
     if (native) {
@@ -133,9 +173,9 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
         n = depth;
     for (jint i = 0; i < n; i++) {
         jvmtiFrameInfo *f = &fi[i + skip];
-        frames[i].method_id = f->method;
-        frames[i].lineno = calltrace_line(f->method, f->location);
         struct method_lines *ml = lines_of(f->method);
+        frames[i].method_id = ml != NULL ? ml->current : f->method;
+        frames[i].lineno = calltrace_line(f->method, f->location); /* the running version's */
         if (ml != NULL && !ml->announced && jni != NULL &&
             events_any(JVMPI_EVENT_CLASS_LOAD)) {
             classes_method_announced(jni, f->method);

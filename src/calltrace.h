@@ -5,6 +5,9 @@
 #include "shim.h"
 #include "threads.h"
 
+/* The id agents know a method by: m, or for an obsolete version of a method (code that runs
+ * as it was before methods=bci rewrote its class) the current version's id. Not cached. */
+jmethodID calltrace_current_version(jmethodID m);
 /* JVMPI line of (method, bci): -3 native, -1 unknown; cached per method. */
 jint calltrace_line(jmethodID m, jlocation bci);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */

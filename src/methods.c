@@ -26,7 +26,6 @@
 #include "bci.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <uthash.h>
 
 struct method_rec {
@@ -174,43 +173,6 @@ static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 
 /* ---- compiled methods ---- */
 
-/* Code compiled before a class was rewritten for method events (methods=bci retransforms
- * the classes loaded before JVM_OnLoad) belongs to the obsolete version of its methods, and
- * JVMTI names it by that version's jmethodID, which no CLASS_LOAD lists and no later event
- * uses. Name it by the current version, which CLASS_LOAD lists; keep m if there is none. */
-static jmethodID current_version(jmethodID m)
-{
-    jvmtiEnv *jvmti = g_shim.jvmti;
-    jboolean obsolete = JNI_FALSE;
-    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE || !obsolete)
-        return m;
-    jclass cls = NULL;
-    char *name = NULL, *sig = NULL;
-    jmethodID cur = NULL;
-    if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
-        (*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
-        jint n = 0;
-        jmethodID *all = NULL;
-        if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) == JVMTI_ERROR_NONE) {
-            for (jint i = 0; i < n && cur == NULL; i++) {
-                char *nm = NULL, *sg = NULL;
-                if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
-                    strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
-                    cur = all[i];
-                (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
-                (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
-            }
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
-        }
-    }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-    JNIEnv *jni = shim_current_jni();
-    if (cls != NULL && jni != NULL)
-        (*jni)->DeleteLocalRef(jni, cls);
-    return cur != NULL ? cur : m;
-}
-
 static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_size,
                                      const void *code_addr, jint map_length,
                                      const jvmtiAddrLocationMap *map, const void *compile_info)
@@ -219,7 +181,7 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_siz
         return;
     (void)jvmti; (void)compile_info;
     JNIEnv *jni = shim_current_jni();
-    jmethodID id = current_version(m);
+    jmethodID id = calltrace_current_version(m);
     method_announced(jni, id);
     JVMPI_Lineno *lines = NULL;
     jint n = 0;
@@ -254,7 +216,7 @@ static void JNICALL cb_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void 
     (void)jvmti;
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_UNLOAD, shim_current_jni());
-    ev.u.compiled_method_unload.method_id = current_version(m);
+    ev.u.compiled_method_unload.method_id = calltrace_current_version(m);
     /* Where COMPILED_METHOD_LOAD had code_addr: some agents read it at unload. */
     ev.u.compiled_method_load.code_addr = (void *)code_addr;
     event_post_all(&ev);

@@ -10,7 +10,8 @@
 # for live ids and inside GC_START/GC_FINISH, brackets balanced and not nested, no event
 # after JVM_SHUT_DOWN, none of a type it had disabled beyond the one delivery per thread
 # that was already in flight; a system thread of the agent disables and re-enables ten types
-# in turn). The test sends SIGQUIT three times for DATA_DUMP_REQUEST/DATA_RESET_REQUEST.
+# in turn, and takes call traces of live threads, whose every frame must name a method a
+# CLASS_LOAD listed). The test sends SIGQUIT three times for DATA_DUMP_REQUEST/RESET_REQUEST.
 #
 # Checks: exit 0 under the timeout, no hs_err file, the workload ran to its end with all its
 # threads, 0 violations, a nonzero count for every event type that can occur (OBJECT_MOVE
@@ -67,6 +68,8 @@ for t in METHOD_ENTRY METHOD_ENTRY2 METHOD_EXIT OBJECT_ALLOC OBJECT_FREE COMPILE
   if [ -n "$n" ] && [ "$n" -gt 0 ]; then ok "$t checked: $n"; else bad "$t checked: '${n}', expected > 0"; fi
 done
 for t in JVM_INIT_DONE JVM_SHUT_DOWN ARENA_NEW; do expect_eq "$(count $t)" 1 "$t count"; done
+fr=$(sed -n 's/^checker: GetCallTrace traces=[0-9]* frames checked=\([0-9]*\)$/\1/p' "$o")
+if [ -n "$fr" ] && [ "$fr" -gt 0 ]; then ok "GetCallTrace frames checked: $fr"; else bad "GetCallTrace frames checked: '$fr'"; fi
 for t in OBJECT_MOVE ARENA_DELETE INSTRUCTION_START; do expect_eq "$(count $t)" 0 "$t count"; done
 # Entries minus exits is what the threads alive at JVM_SHUT_DOWN are inside of (plus what
 # threads running before JVM_INIT_DONE ended with): no event was lost from a thread's tally.
@@ -107,5 +110,5 @@ else
 fi
 
 echo "     figures: $done_line"
-grep -E '^checker: (tables|toggles|ids the agent|start-up ids|count .*(late=[1-9]|after_thread_end=[1-9]|unannounced_objects=[1-9]))' "$o" | sed 's/^/     /'
+grep -E '^checker: (tables|toggles|GetCallTrace|ids the agent|start-up ids|count .*(late=[1-9]|after_thread_end=[1-9]|unannounced_objects=[1-9]))' "$o" | sed 's/^/     /'
 finish
