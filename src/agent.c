@@ -154,7 +154,7 @@ static void watch_exit_handlers(void)
 static void refuse_start(JNIEnv *jni)
 {
     log_error("the JVM will not run without the profiler it was asked to load: exiting");
-    report_write_all(jni, "a refused start (the agent failed to start)");
+    report_write_all("a refused start (the agent failed to start)");
     fflush(stdout);
     fflush(stderr);
     atomic_store(&g_shim.profiler_exit, 1);
@@ -216,7 +216,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     g_shim.shutdown_thread = pthread_self();
     if (!atomic_compare_exchange_strong(&g_shim.phase, &expect, PHASE_SHUTTING)) {
         /* never got live (or already shutting down): nothing to tell the agents */
-        report_write_all(jni, "the JVM's exit before JVM_INIT_DONE");
+        report_write_all("the JVM's exit before JVM_INIT_DONE");
         return;
     }
     /* From here only this thread delivers events. Deliveries other threads had already
@@ -237,7 +237,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     worker_stop();
     bci_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
-    report_write_all(jni, "JVM_SHUT_DOWN (the JVM's normal exit)");
+    report_write_all("JVM_SHUT_DOWN (the JVM's normal exit)");
 }
 
 static void JNICALL cb_data_dump(jvmtiEnv *jvmti)
@@ -285,7 +285,7 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     watch_exit_handlers();
     char how[64];
     snprintf(how, sizeof how, "ProfilerExit(%d) from agent %d", (int)code, inst->slot);
-    report_write_all(shim_current_jni(), how);
+    report_write_all(how);
     fflush(stdout);
     fflush(stderr);
     if (in_vm_death)
@@ -503,7 +503,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     attach_mark_unavailable();
     log_info("attached to a running JVM: starting %s", inst->resolved_path);
     if (!start_agents(jni)) {
-        report_write_all(jni, "a refused start (the agent failed to start after attach)");
+        report_write_all("a refused start (the agent failed to start after attach)");
         attach_abandon("the legacy agent failed to start");
         return JNI_ERR;
     }

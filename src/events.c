@@ -249,20 +249,17 @@ jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
 
 static jint request_event(struct instance *inst, jint t, void *arg)
 {
-    /* A dump this JVM cannot build (capabilities missing after attach) is refused here. */
-    if ((t == JVMPI_EVENT_HEAP_DUMP || t == JVMPI_EVENT_OBJECT_DUMP ||
-         t == JVMPI_EVENT_MONITOR_DUMP) && event_table[t].kind == EVK_UNAVAILABLE) {
-        if (!__atomic_exchange_n(&event_table[t].warned_request, 1, __ATOMIC_RELAXED))
-            log_warn("RequestEvent: JVMPI_EVENT_%s is not available %s: JVMPI_NOT_AVAILABLE",
-                     event_table[t].name, event_table[t].why ? event_table[t].why : "");
-        return JVMPI_NOT_AVAILABLE;
-    }
-    if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].request != NULL)
+    bool in_range = t >= 0 && t < SHIM_NUM_EVENTS;
+    /* A dump this JVM cannot build (capabilities missing after attach) has a handler but
+     * is refused like an event without one. */
+    bool dump = t == JVMPI_EVENT_HEAP_DUMP || t == JVMPI_EVENT_OBJECT_DUMP ||
+                t == JVMPI_EVENT_MONITOR_DUMP;
+    if (in_range && event_table[t].request != NULL &&
+        !(dump && event_table[t].kind == EVK_UNAVAILABLE))
         return event_table[t].request(inst, arg);
-    if (t >= 0 && t < SHIM_NUM_EVENTS && event_table[t].name != NULL &&
-        (t == JVMPI_EVENT_OBJECT_ALLOC || t == JVMPI_EVENT_THREAD_START ||
-         t == JVMPI_EVENT_CLASS_LOAD || t == JVMPI_EVENT_HEAP_DUMP ||
-         t == JVMPI_EVENT_OBJECT_DUMP || t == JVMPI_EVENT_MONITOR_DUMP)) {
+    if (in_range && event_table[t].name != NULL &&
+        (dump || t == JVMPI_EVENT_OBJECT_ALLOC || t == JVMPI_EVENT_THREAD_START ||
+         t == JVMPI_EVENT_CLASS_LOAD)) {
         if (!__atomic_exchange_n(&event_table[t].warned_request, 1, __ATOMIC_RELAXED))
             log_warn("RequestEvent: JVMPI_EVENT_%s is not available %s: JVMPI_NOT_AVAILABLE",
                      event_table[t].name,

@@ -232,9 +232,8 @@ static void write_one(struct instance *inst, const char *how_ended)
         log_info("agent %d: migration report written to %s", inst->slot, inst->opts.report_file);
 }
 
-void report_write_all(JNIEnv *jni, const char *how)
+void report_write_all(const char *how)
 {
-    (void)jni;
     if (atomic_exchange(&written, 1))
         return;
     for (int i = 0; i < g_shim.ninst; i++)

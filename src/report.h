@@ -11,6 +11,6 @@ void report_misuse(struct instance *inst, int level, const char *fmt, ...)
 
 /* Write every agent's report that asked for one (report=PATH). `how` says how the run
  * ended ("JVM_SHUT_DOWN", "ProfilerExit(3)", ...). Idempotent: only the first call writes. */
-void report_write_all(JNIEnv *jni, const char *how);
+void report_write_all(const char *how);
 
 #endif

@@ -24,6 +24,10 @@
  *                            atomic; the tag map neither waits for Java threads nor calls
  *                            back, so it cannot deadlock
  *   7. log_lock              log.c, a leaf
+ * bci.c's mode_lock serializes retransformation passes; it is held across
+ * RetransformClasses, whose ClassFileLoadHook runs on the same thread and takes only
+ * chunk_lock (a leaf, for new probe ids). Probes never take it, and the thread holding it
+ * waits in native code, so it cannot hold up the safepoint the retransformation needs.
  * Threads waiting on any of these wait in native code, so they never hold up a safepoint.
  */
 #ifndef JVMPISHIM_SHIM_H
