@@ -21,7 +21,7 @@
  * inside the handler is answered from the info kept for classes of non-boot loaders (only
  * those can unload). The record is dropped after the handler returns.
  *
- * Locks: class_lock (a leaf; held for table edits and lookups only).
+ * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only).
  */
 #include "api.h"
 #include "classes.h"
@@ -800,12 +800,96 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }
 
+/* ---- the method ids JVMTI may be given ----
+ *
+ * JVMTI dereferences a jmethodID unchecked (HotSpot: Method::checked_resolve_jmethod_id
+ * reads through it), so a wild pointer from an agent kills the VM. GetMethodClass therefore
+ * passes JVMTI only ids that are methods of a class the JVM loaded: a set of every such id,
+ * filled by scanning the loaded classes when an id is not in it yet (an agent may hold ids
+ * from JNI's GetMethodID as well as from events). An id of a class that has since unloaded
+ * stays in the set: HotSpot keeps its slot, which then resolves to nothing, and JVMTI
+ * answers INVALID_METHODID safely. A rejected id goes into a small ring, so an agent that
+ * repeats the same bad id does not pay for a scan each time. */
+struct mid_rec {
+    jmethodID mid;
+    UT_hash_handle hh;
+};
+static struct mid_rec *known_mids;
+static jmethodID bad_mids[16];
+static unsigned bad_next;
+static pthread_mutex_t mid_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf, like class_lock */
+
+/* Is mid in the set? Takes mid_lock. */
+static bool mid_known(jmethodID mid, bool *known_bad)
+{
+    struct mid_rec *r = NULL;
+    pthread_mutex_lock(&mid_lock);
+    HASH_FIND_PTR(known_mids, &mid, r);
+    *known_bad = false;
+    for (unsigned i = 0; r == NULL && i < sizeof bad_mids / sizeof bad_mids[0]; i++)
+        *known_bad = *known_bad || bad_mids[i] == mid;
+    pthread_mutex_unlock(&mid_lock);
+    return r != NULL;
+}
+
+/* Adds every method id of every loaded class to the set (JVMTI calls outside the lock). */
+static void mid_scan(JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses to check a method id passed to GetMethodClass"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        jint nm = 0;
+        jmethodID *ms = NULL;
+        /* Arrays and primitive classes have no methods; a class not yet prepared answers
+         * CLASS_NOT_PREPARED: neither is an error here. */
+        if ((*g_shim.jvmti)->GetClassMethods(g_shim.jvmti, cs[i], &nm, &ms) == JVMTI_ERROR_NONE) {
+            pthread_mutex_lock(&mid_lock);
+            for (jint k = 0; k < nm; k++) {
+                struct mid_rec *r = NULL;
+                HASH_FIND_PTR(known_mids, &ms[k], r);
+                if (r == NULL && (r = malloc(sizeof *r)) != NULL) {
+                    r->mid = ms[k];
+                    HASH_ADD_PTR(known_mids, mid, r);
+                }
+            }
+            pthread_mutex_unlock(&mid_lock);
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ms);
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+}
+
+static bool mid_valid(JNIEnv *jni, jmethodID mid)
+{
+    bool bad = false;
+    if (mid_known(mid, &bad))
+        return true;
+    if (bad)
+        return false;
+    mid_scan(jni);
+    if (mid_known(mid, &bad))
+        return true;
+    pthread_mutex_lock(&mid_lock);
+    bad_mids[bad_next++ % (sizeof bad_mids / sizeof bad_mids[0])] = mid;
+    pthread_mutex_unlock(&mid_lock);
+    return false;
+}
+
 jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
 {
     JNIEnv *jni = shim_current_jni();
     if (mid == NULL || jni == NULL) {
         report_misuse(inst, LOG_INFO, "GetMethodClass(%p)%s: NULL", (void *)mid,
                                       jni ? "" : " from a thread the JVM does not know");
+        return NULL;
+    }
+    if (!mid_valid(jni, mid)) {
+        report_misuse(inst, LOG_WARN, "GetMethodClass(%p): not a method id of any class the "
+                      "JVM has loaded: NULL", (void *)mid);
         return NULL;
     }
     jclass cls = NULL;

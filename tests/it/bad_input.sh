@@ -14,11 +14,6 @@
 # result is checked. Then: the application ran to its end (exit 0, its last line printed),
 # no hs_err file, JVM_SHUT_DOWN delivered once, and the agent ran every case.
 #
-# Not in the matrix: GetMethodClass with a jmethodID that points at unmapped or non-method
-# memory. JVMTI dereferences it unchecked and the VM dies with SIGSEGV in
-# Method::checked_resolve_jmethod_id (misuse.c runs methodclass_wild, methodclass_garbage and
-# methodclass_objid only when named). A zero-filled one is in the matrix: JVMTI rejects it.
-#
 # Set-up mistakes refuse VM start: status 1, the application never runs, a message that
 # names the offending text.
 source "$ROOT/tests/it/lib.sh"
@@ -97,7 +92,11 @@ id2obj_freed|ret=NULL|jobjectID2jobject\(@freed@\): its object is no longer aliv
 id2obj_far|ret=NULL|jobjectID2jobject\(0x7ffffff8000\): not an id the shim issued
 obj2id_null|ret=NULL|jobject2jobjectID\(NULL\): NULL
 methodclass_null|ret=NULL|GetMethodClass\(\(nil\)\): NULL
-methodclass_zeroed|ret=NULL|GetMethodClass\(0x[0-9a-f]+\): GetMethodDeclaringClass: JVMTI_ERROR_INVALID_METHODID
+methodclass_zeroed|ret=NULL|GetMethodClass\(0x[0-9a-f]+\): not a method id of any class the JVM has loaded
+methodclass_wild|ret=NULL|GetMethodClass\(0x1234\): not a method id of any class the JVM has loaded
+methodclass_garbage|ret=NULL|GetMethodClass\(@garbage@\): not a method id of any class the JVM has loaded
+methodclass_objid|ret=NULL|GetMethodClass\(0x[0-9a-f]+\): not a method id of any class the JVM has loaded
+methodclass_jni|ret=class|-
 trace_null_env|num_frames=0|GetCallTrace\(env_id NULL\): no frames
 trace_garbage_env|num_frames=0|GetCallTrace\(env_id @garbage@\): no such thread
 trace_dead_env|num_frames=0|GetCallTrace\(env_id @dead@\): no such thread
