@@ -21,6 +21,9 @@
  * loaded) and get no method events, nor do hidden classes, which JVMTI never hooks.
  * The shim's own Java calls made while serving a probe (reflection when announcing a
  * class) are not reported: a per-thread flag makes nested probes return at once.
+ * Constructors report a throw through exitThrow: when their own super(...)/this(...) call
+ * throws, no handler of theirs can run (classfile.c), so exitThrow also ends the callers
+ * that stand at that call (ctor table: method id -> the call's offset).
  */
 
 #ifndef BCI_LIBRARY_PENDING
@@ -36,9 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <uthash.h>
 
 #define HOOK_CLASS "java/lang/JvmpiShimHook"
-#define NATIVE_PREFIX "$$jvmpi$$"
+#define NATIVE_PREFIX BCI_NATIVE_PREFIX
 
 static jvmtiEnv *benv;              /* the retransformation-capable environment */
 static bool available, started;
@@ -55,6 +59,7 @@ struct probe {
     _Atomic(jmethodID) method;      /* learned on the first probe */
     uint8_t *code;                  /* original bytecode, for INSTRUCTION_START */
     uint32_t code_len;
+    uint32_t init_bci1;             /* constructors: 1 + rewritten offset of super(...), or 0 */
 };
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -92,6 +97,42 @@ static int32_t probe_new(void)
     return id;
 }
 
+/* Constructors by method id: where their super(...)/this(...) call is, in the code they run
+ * now (the version whose probes last learned the id). Looked up only when a constructor is
+ * left by a throw. ctor_lock is a leaf. */
+struct ctor {
+    jmethodID method;
+    uint32_t init_bci;
+    UT_hash_handle hh;
+};
+static struct ctor *ctors;
+static pthread_rwlock_t ctor_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void ctor_note(jmethodID m, uint32_t init_bci)
+{
+    struct ctor *c;
+    pthread_rwlock_wrlock(&ctor_lock);
+    HASH_FIND_PTR(ctors, &m, c);
+    if (c == NULL && (c = malloc(sizeof *c)) != NULL) {
+        c->method = m;
+        HASH_ADD_PTR(ctors, method, c);
+    }
+    if (c != NULL)
+        c->init_bci = init_bci;
+    pthread_rwlock_unlock(&ctor_lock);
+}
+
+static bool ctor_init_bci(jmethodID m, uint32_t *bci)
+{
+    struct ctor *c;
+    pthread_rwlock_rdlock(&ctor_lock);
+    HASH_FIND_PTR(ctors, &m, c);
+    if (c != NULL)
+        *bci = c->init_bci;
+    pthread_rwlock_unlock(&ctor_lock);
+    return c != NULL;
+}
+
 /* The instrumented method calling the hook is the frame below the hook's own. */
 static jmethodID probe_method(struct probe *p)
 {
@@ -101,8 +142,28 @@ static jmethodID probe_method(struct probe *p)
     jlocation loc;
     if ((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, 1, &m, &loc) != JVMTI_ERROR_NONE)
         return NULL;
+    if (p->init_bci1 != 0)
+        ctor_note(m, p->init_bci1 - 1);
     atomic_store_explicit(&p->method, m, memory_order_release);
     return m;
+}
+
+/* A constructor was left by a throw (its exitThrow ran). Its caller, if that is a
+ * constructor standing at its own super(...)/this(...) call, was left by the same
+ * exception, which no handler may catch there: post its METHOD_EXIT too, and so on up.
+ * Depth 0 is the hook, 1 the constructor that threw, 2 its caller. */
+static void unwind_constructors(JNIEnv *jni)
+{
+    for (jint d = 2;; d++) {
+        jmethodID m = NULL;
+        jlocation loc = -1;
+        uint32_t at = 0;
+        if ((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, d, &m, &loc) !=
+                JVMTI_ERROR_NONE ||
+            !ctor_init_bci(m, &at) || loc != (jlocation)at)
+            return;
+        methods_post_exit(jni, m);
+    }
 }
 
 /* ---- the hooks ---- */
@@ -146,6 +207,21 @@ static void JNICALL h_exit(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
     method_probe(jni, id, true, NULL, false);
+}
+
+static void JNICALL h_exitThrow(JNIEnv *jni, jclass c, jint id)
+{
+    (void)c;
+    struct probe *p = probe_begin(id);
+    if (p == NULL)
+        return;
+    tl_in_probe = 1;
+    jmethodID m = probe_method(p);
+    if (m != NULL) {
+        methods_post_exit(jni, m);
+        unwind_constructors(jni);
+    }
+    tl_in_probe = 0;
 }
 
 static void insn(JNIEnv *jni, jint id, jint bci, jint v1, jint v2)
@@ -223,12 +299,14 @@ HOOK_EXPORT(void, insnInt2, (JNIEnv *j, jclass c, jint a, jint b, jint id, jint 
 HOOK_EXPORT(void, insnObj, (JNIEnv *j, jclass c, jobject o, jint id, jint bci), (j, c, o, id, bci))
 HOOK_EXPORT(void, insnObj2, (JNIEnv *j, jclass c, jobject a, jobject b, jint id, jint bci),
             (j, c, a, b, id, bci))
+HOOK_EXPORT(void, exitThrow, (JNIEnv *j, jclass c, jint id), (j, c, id))
 
 static void *const hook_fns[CF_HOOK_COUNT] = {
     [CF_HOOK_ENTER] = (void *)h_enter,         [CF_HOOK_ENTER_OBJ] = (void *)h_enterObj,
     [CF_HOOK_EXIT] = (void *)h_exit,           [CF_HOOK_INSN] = (void *)h_insn,
     [CF_HOOK_INSN_INT] = (void *)h_insnInt,   [CF_HOOK_INSN_INT2] = (void *)h_insnInt2,
     [CF_HOOK_INSN_OBJ] = (void *)h_insnObj,   [CF_HOOK_INSN_OBJ2] = (void *)h_insnObj2,
+    [CF_HOOK_EXIT_THROW] = (void *)h_exitThrow,
 };
 
 bool bci_is_hook_method(jmethodID m)
@@ -274,6 +352,14 @@ static void cb_method_done(void *vctx, int index, int32_t id, const uint8_t *cod
     }
 }
 
+static void cb_init_call(void *vctx, int index, int32_t id, uint32_t new_bci)
+{
+    (void)vctx; (void)index;
+    struct probe *p = probe_at(id);
+    if (p != NULL)
+        p->init_bci1 = new_bci + 1; /* before the class is defined: no probe has run yet */
+}
+
 static void cb_method_skipped(void *vctx, int index, const char *name, const char *desc,
                               const char *why)
 {
@@ -309,6 +395,7 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
         .native_prefix = NATIVE_PREFIX,
         .method_id = cb_method_id,
         .method_done = cb_method_done,
+        .init_call = cb_init_call,
         .method_skipped = cb_method_skipped,
         .ctx = &ctx,
     };

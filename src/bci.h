@@ -14,6 +14,8 @@ bool bci_start(JNIEnv *jni);
 /* The event mask changed: instrument or restore the loaded classes as the enabled method
  * and instruction events now need. Safe from any thread. */
 void bci_update(void);
+/* The JVMTI native-method prefix of natives that got a Java wrapper. */
+#define BCI_NATIVE_PREFIX "$$jvmpi$$"
 /* Is m one of the hook methods? (Stack traces hide their frame.) */
 bool bci_is_hook_method(jmethodID m);
 /* Shutdown: hooks become no-ops. */

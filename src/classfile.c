@@ -18,12 +18,15 @@
  * types from the nearest preceding frame. The catch-all handler (exit, then athrow) is
  * appended after the code with a frame of empty locals and [java/lang/Throwable], and its
  * range is appended last in the exception table so the method's own handlers come first.
- * In a constructor the verifier forbids a handler over code where `this` is still
- * uninitialized (flagThisUninit), so there the catch-all covers only the instructions that
- * run with `this` initialized: those after the invokespecial that initializes it (a linear
- * scan for the straight-line code javac emits, else a data-flow walk over the same type
- * simulation). An exception before that point (in the arguments of super(...)/this(...), or
- * thrown by the superclass constructor) gets no exit probe: the documented gap.
+ * In a constructor the catch-all covers only the instructions that run with `this`
+ * initialized: those after the invokespecial that initializes it (a linear scan for the
+ * straight-line code javac emits, else a data-flow walk over the same type simulation). The
+ * code before it gets a second handler whose frame keeps uninitializedThis in local 0
+ * (flagThisUninit): the verifier accepts that for a handler that ends in athrow. Neither can
+ * cover the invokespecial itself (after it, local 0 is initialized but the flag is still
+ * set, which no frame can express), so constructors call exitThrow from their handlers, and
+ * the caller (spec->init_call gives it that instruction's offset) ends the frames stopped at
+ * that instruction.
  * Natives are wrapped by emitting a small method with a fixed shape. Cost: linear in the
  * size of the class, about 2 million instructions for java/lang/String (47 KB).
  */
@@ -61,10 +64,11 @@ enum {
 enum { VT_TOP, VT_INT, VT_FLOAT, VT_DOUBLE, VT_LONG, VT_NULL, VT_UTHIS, VT_OBJ, VT_UNINIT, VT_RET };
 
 static const char *const hook_names[CF_HOOK_COUNT] = {
-    "enter", "enterObj", "exit", "insn", "insnInt", "insnInt2", "insnObj", "insnObj2"};
+    "enter", "enterObj", "exit", "insn", "insnInt", "insnInt2", "insnObj", "insnObj2",
+    "exitThrow"};
 static const char *const hook_descs[CF_HOOK_COUNT] = {
     "(I)V", "(Ljava/lang/Object;I)V", "(I)V", "(II)V", "(III)V", "(IIII)V",
-    "(Ljava/lang/Object;II)V", "(Ljava/lang/Object;Ljava/lang/Object;II)V"};
+    "(Ljava/lang/Object;II)V", "(Ljava/lang/Object;Ljava/lang/Object;II)V", "(I)V"};
 
 const char *cf_hook_name(enum cf_hook h) { return (unsigned)h < CF_HOOK_COUNT ? hook_names[h] : NULL; }
 const char *cf_hook_desc(enum cf_hook h) { return (unsigned)h < CF_HOOK_COUNT ? hook_descs[h] : NULL; }
@@ -752,7 +756,11 @@ struct meth {
     /* probes */
     uint8_t mid_size;
     uint16_t mid_idx;
-    uint8_t *cover; /* <init>: 1 for instructions the catch-all may cover */
+    uint8_t *cover; /* <init>: 1 for instructions the catch-all may cover (`this`
+                       initialized), 2 for those reached while `this` is uninitialized */
+    size_t init_k;      /* <init>: the invokespecial that initializes `this`, or SIZE_MAX */
+    bool presuper;      /* <init>: a second handler covers the code before that call */
+    uint32_t init_bci;  /* rewritten offset of ins[init_k], UINT32_MAX if none */
     size_t cover_cap;
 
     struct arena_blk *arena;
@@ -1447,7 +1455,7 @@ static bool cover_init_linear(struct meth *m)
             if (m->fv[m->fr[f].l + j].tag == VT_UTHIS)
                 return false;
     for (size_t k = 0; k < m->n; k++)
-        m->cover[k] = k > at;
+        m->cover[k] = k > at ? 1 : 2;
     return true;
 }
 
@@ -1511,7 +1519,7 @@ static bool cover_init(struct meth *m)
             if (seen[k] & 1)
                 break;
             seen[k] |= 1;
-            m->cover[k] = !st.uthis;
+            m->cover[k] = st.uthis ? 2 : 1;
             const struct insn *in = &m->ins[k];
             for (size_t e = 0; e < m->nex && ok; e++)
                 if (in->bci >= m->ex[e].s && in->bci < m->ex[e].e)
@@ -1998,12 +2006,13 @@ static void emit_insn_probe(struct meth *m, struct buf *b, const struct insn *in
     b_u1(b, 0xb8);
     b_u2(b, hook_ref(m->c, h));
 }
-static void emit_exit(struct meth *m, struct buf *b)
+static void emit_exit_hook(struct meth *m, struct buf *b, enum cf_hook h)
 {
     emit_int(b, m->id, m->mid_idx);
     b_u1(b, 0xb8);
-    b_u2(b, hook_ref(m->c, CF_HOOK_EXIT));
+    b_u2(b, hook_ref(m->c, h));
 }
+static void emit_exit(struct meth *m, struct buf *b) { emit_exit_hook(m, b, CF_HOOK_EXIT); }
 static void emit_entry(struct meth *m, struct buf *b)
 {
     bool obj = !(m->is_static || m->is_init);
@@ -2180,6 +2189,9 @@ static void meth_reset(struct meth *m)
     m->failed = false;
     m->msg[0] = 0;
     m->nfr = m->nxfr = m->nfv = m->nex = m->n = m->nswt = m->ninit = 0;
+    m->init_k = SIZE_MAX;
+    m->presuper = false;
+    m->init_bci = UINT32_MAX;
 }
 
 /* Sort frames by bci (insertion: few added frames). */
@@ -2189,13 +2201,52 @@ static int frame_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Does the instruction store into local 0? (`this` must stay in it for the handler over
+ * the code before super(...), whose frame names it.) */
+static bool stores_local0(const struct meth *m, const struct insn *in)
+{
+    const uint8_t *p = m->code + in->bci;
+    unsigned op = in->op;
+    if (op == 0x3b || op == 0x3f || op == 0x43 || op == 0x47 || op == 0x4b)
+        return true; /* istore_0, lstore_0, fstore_0, dstore_0, astore_0 */
+    if (op >= 0x36 && op <= 0x3a)
+        return p[1] == 0;
+    if (op == 0xc4 && p[1] >= 0x36 && p[1] <= 0x3a)
+        return p[2] == 0 && p[3] == 0;
+    return false;
+}
+
+/* Constructors: find the invokespecial that initializes `this` (reached while `this` is
+ * uninitialized, followed by code where it is not), and decide whether a second handler
+ * can cover the code before it. That handler's frame holds uninitializedThis in local 0,
+ * which the verifier accepts (flagThisUninit) for a handler that ends in athrow; it cannot
+ * cover the invokespecial itself, after which local 0 is initialized. */
+static void find_init_call(struct meth *m, bool want_smt)
+{
+    size_t found = SIZE_MAX, count = 0;
+    bool store0 = false;
+    for (size_t k = 0; k < m->n; k++) {
+        store0 = store0 || stores_local0(m, &m->ins[k]);
+        if (m->ins[k].op == 0xb7 && m->cover[k] == 2 && k + 1 < m->n && m->cover[k + 1] == 1) {
+            found = k;
+            count++;
+        }
+    }
+    if (count != 1)
+        return;
+    m->init_k = found;
+    /* Class files before 50 go through the old verifier, which knows no flagThisUninit. */
+    m->presuper = want_smt && !store0;
+}
+
 /* The StackMapTable payload: original frames and those added for widened ifs, at their new
- * offsets, and the catch-all handler's frame (no locals, [Throwable]). */
+ * offsets, the catch-all handler's frame (no locals, [Throwable]) and, in a constructor, the
+ * pre-super handler's ([uninitializedThis], [Throwable]). */
 static bool write_smt(struct meth *m, struct buf *out, uint32_t hstart, bool probes)
 {
     size_t nall = m->nfr + m->nxfr;
     struct frame *all = malloc((nall + 1) * sizeof *all);
-    struct enc_frame *ef = malloc((nall + 1) * sizeof *ef);
+    struct enc_frame *ef = malloc((nall + 2) * sizeof *ef);
     bool ok = all && ef;
     if (ok) {
         if (m->nfr)
@@ -2218,6 +2269,15 @@ static bool write_smt(struct meth *m, struct buf *out, uint32_t hstart, bool pro
             ef[nall].s = &vt_throwable;
             ef[nall].ns = 1;
             nall++;
+            if (m->presuper) {
+                static const struct vt vt_uthis = {VT_UTHIS, 0, 0, NULL};
+                ef[nall].off = hstart + m->mid_size + 4u;
+                ef[nall].l = &vt_uthis;
+                ef[nall].nl = 1;
+                ef[nall].s = &vt_throwable;
+                ef[nall].ns = 1;
+                nall++;
+            }
         }
         ok = encode_frames(m, out, m->init, m->ninit, ef, nall);
     } else {
@@ -2276,6 +2336,8 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
         for (size_t k = 0; k < m->n; k++)
             m->cover[k] = !op_is_return(m->ins[k].op);
     }
+    if (split && m->uthis_start)
+        find_init_call(m, want_smt);
 
     /* widen to a fixed point */
     uint64_t end;
@@ -2296,7 +2358,7 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
             break;
     }
     uint32_t hstart = (uint32_t)end;
-    uint64_t total = end + (probes ? m->mid_size + 4u : 0);
+    uint64_t total = end + (probes ? m->mid_size + 4u : 0) + (m->presuper ? m->mid_size + 4u : 0);
     if (total > 65535)
         return m_fail(m, "code too large after rewriting (%llu bytes)", (unsigned long long)total);
 
@@ -2318,6 +2380,8 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     if (probes) {
         hook_ref(c, CF_HOOK_EXIT);
         hook_ref(c, m->is_static || m->is_init ? CF_HOOK_ENTER : CF_HOOK_ENTER_OBJ);
+        if (m->is_init)
+            hook_ref(c, CF_HOOK_EXIT_THROW);
     }
     if (c->failed)
         return false;
@@ -2336,9 +2400,17 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     size_t code0 = out->len;
     emit_code(m, out);
     if (probes) {
-        emit_exit(m, out); /* the catch-all handler: exit, rethrow */
+        /* the catch-all handler: exit, rethrow; constructors say it was a throw (bci.c
+         * then also ends the constructors that called this one as their super(...)) */
+        emit_exit_hook(m, out, m->is_init ? CF_HOOK_EXIT_THROW : CF_HOOK_EXIT);
         b_u1(out, 0xbf);
     }
+    if (m->presuper) {
+        emit_exit_hook(m, out, CF_HOOK_EXIT_THROW); /* the pre-super handler, the same */
+        b_u1(out, 0xbf);
+    }
+    if (m->init_k != SIZE_MAX)
+        m->init_bci = m->ins[m->init_k].ipos;
     if (!out->oom && out->len - code0 != total)
         return m_fail(m, "internal error: code size %zu, laid out %llu", out->len - code0,
                       (unsigned long long)total);
@@ -2356,21 +2428,37 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     }
     if (probes) {
         if (split) {
-            /* Constructors: only where `this` is initialized (after super()/this()
-             * returned). An exception thrown before that, e.g. by the computation of the
-             * arguments of super(...), leaves the constructor without an exit probe. */
+            /* Constructors: where `this` is initialized (after super()/this() returned);
+             * the code before is covered below, by the second handler. */
             size_t k = 0;
             while (k < m->n) {
-                if (!m->cover[k]) {
+                if (m->cover[k] != 1) {
                     k++;
                     continue;
                 }
                 size_t j = k;
-                while (j < m->n && m->cover[j])
+                while (j < m->n && m->cover[j] == 1)
                     j++;
                 b_u2(out, m->ins[k].start);
                 b_u2(out, m->ins[j].start);
                 b_u2(out, hstart);
+                b_u2(out, 0);
+                nex++;
+                k = j;
+            }
+            /* Before super(...)/this(...): up to that call (from after the entry probe, as
+             * the catch-all: a probe that could not run posted no entry). */
+            for (k = 0; m->presuper && k < m->init_k;) {
+                if (m->cover[k] != 2) {
+                    k++;
+                    continue;
+                }
+                size_t j = k;
+                while (j < m->init_k && m->cover[j] == 2)
+                    j++;
+                b_u2(out, m->ins[k].start);
+                b_u2(out, m->ins[j].start);
+                b_u2(out, hstart + m->mid_size + 4u);
                 b_u2(out, 0);
                 nex++;
                 k = j;
@@ -2665,6 +2753,7 @@ struct done {
     int32_t id;
     const uint8_t *code;
     uint32_t len;
+    uint32_t init_bci;
 };
 
 int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *spec,
@@ -2808,7 +2897,7 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
                         cf_fail(&c, "out of memory");
                         goto out;
                     }
-                    done[ndone++] = (struct done){(int)k, m.id, NULL, 0};
+                    done[ndone++] = (struct done){(int)k, m.id, NULL, 0, UINT32_MAX};
                     continue;
                 }
                 if (c.failed)
@@ -2857,7 +2946,7 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
                         cf_fail(&c, "out of memory");
                         goto out;
                     }
-                    done[ndone++] = (struct done){(int)k, m.id, m.code, m.len};
+                    done[ndone++] = (struct done){(int)k, m.id, m.code, m.len, m.init_bci};
                     continue;
                 }
                 why = m.msg;
@@ -2916,6 +3005,10 @@ int cf_instrument(const uint8_t *in, size_t in_len, const struct cf_probe_spec *
         if (spec->method_done)
             for (size_t k = 0; k < ndone; k++)
                 spec->method_done(spec->ctx, done[k].index, done[k].id, done[k].code, done[k].len);
+        if (spec->init_call)
+            for (size_t k = 0; k < ndone; k++)
+                if (done[k].init_bci != UINT32_MAX)
+                    spec->init_call(spec->ctx, done[k].index, done[k].id, done[k].init_bci);
     }
 out:
     meth_free(&m);

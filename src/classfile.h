@@ -55,6 +55,7 @@ enum cf_hook {
     CF_HOOK_INSN_INT2, /* insnInt2(IIII)V                (v1, v2, mid, bci): if_icmpeq..if_icmple */
     CF_HOOK_INSN_OBJ,  /* insnObj(Ljava/lang/Object;II)V (ref, mid, bci): ifnull, ifnonnull */
     CF_HOOK_INSN_OBJ2, /* insnObj2(Ljava/lang/Object;Ljava/lang/Object;II)V: if_acmpeq/ne */
+    CF_HOOK_EXIT_THROW, /* exitThrow(I)V                 (mid): a constructor left by a throw */
     CF_HOOK_COUNT
 };
 const char *cf_hook_name(enum cf_hook h);
@@ -89,6 +90,14 @@ struct cf_probe_spec {
      * The messages are fixed strings or start with the reason, never with the name. */
     void (*method_skipped)(void *ctx, int index, const char *name, const char *desc,
                            const char *why);
+    /* Optional. Called after a successful rewrite, after method_done, once per constructor
+     * that got probes and has exactly one invokespecial that initializes `this` (the
+     * super(...)/this(...) call), with the REWRITTEN bytecode offset of that instruction.
+     * No handler covers it (the verifier allows none that could return), so a constructor
+     * whose super(...)/this(...) call throws runs no probe of its own: the called
+     * constructor's exitThrow runs, and a frame of this method standing at this offset is
+     * then known to be left by the same exception. */
+    void (*init_call)(void *ctx, int index, int32_t id, uint32_t new_bci);
     void *ctx;
 };
 

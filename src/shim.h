@@ -26,7 +26,7 @@
  *   7. log_lock              log.c, a leaf
  * bci.c's mode_lock serializes retransformation passes; it is held across
  * RetransformClasses, whose ClassFileLoadHook runs on the same thread and takes only
- * chunk_lock (a leaf, for new probe ids). Probes never take it, and the thread holding it
+ * chunk_lock (a leaf, for new probe ids); ctor_lock (a leaf) guards the constructor table. Probes never take it, and the thread holding it
  * waits in native code, so it cannot hold up the safepoint the retransformation needs.
  * Threads waiting on any of these wait in native code, so they never hold up a safepoint.
  */

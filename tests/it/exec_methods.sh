@@ -16,7 +16,9 @@
 # native gets a wrapper); an
 # exception thrown by ExecThrow.thrower through mid and top and caught in throwLoop, T times
 # on main and T on exec-worker: T entries and T exits of each of the three, the depth below
-# top the same at every call, no EXIT that is not of the innermost open frame, no negative
+# top the same at every call; C constructions of each of four kinds that throw before `this`
+# is initialized (tests/java/ExecCtor.java): every constructor entered gets its EXIT; no
+# EXIT that is not of the innermost open frame, no negative
 # depth on a thread that started in the agent's view (main, exec-worker), every thread that
 # ended did so at depth 0. With ENTRY2: obj_id NULL for static methods, and for inst() one
 # and the same id every time, equal to jobject2jobjectID of the receiver (read through JNI
@@ -87,6 +89,18 @@ EOF
   for th in main worker; do
     expect_eq "$(mline method 'ExecMethods.throwLoop()I' $th)" "$(cnt 1)" "ExecMethods.throwLoop on $th"
   done
+  # constructors left by a throw before `this` was initialized: 4 kinds x C on main
+  local C
+  C=$(sed -n 's/^ExecMethods: ctors each=\([0-9]*\) caught=\([0-9]*\)$/\1 \2/p' "$o")
+  [ -n "$C" ] || { bad "no constructor ground truth from the workload"; C="0 0"; }
+  expect_eq "${C#* }" "$(( ${C%% *} * 4 ))" "constructor exceptions caught (Java)"
+  C=${C%% *}
+  expect_eq "$(mline method 'ExecCtor.<init>(I)V' main)" "$(cnt $((C * 3)))" \
+    "ExecCtor(int): left by super(...)'s argument, by the superclass, and under this(...)"
+  expect_eq "$(mline method 'ExecCtor.<init>(II)V' main)" "$(cnt "$C")" "ExecCtor(int,int): left from inside this(...)"
+  expect_eq "$(mline method 'ExecCtor.<init>(Ljava/lang/String;)V' main)" "$(cnt "$C")" \
+    "ExecCtor(String): left by this(...)'s argument"
+  expect_eq "$(mline method 'ExecCtorBase.<init>(I)V' main)" "$(cnt $((C * 2)))" "ExecCtorBase: left by its own throw"
   expect_grep "$o" "^exec_methods: exc thread=main top_calls=$T top_depth=[0-9]+ varied=0\$" \
     "main: depth below ExecThrow.top the same at all $T calls and after each"
   expect_grep "$o" "^exec_methods: exc thread=exec-worker top_calls=$T top_depth=[0-9]+ varied=0\$" \

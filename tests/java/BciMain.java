@@ -84,10 +84,14 @@ public class BciMain {
         Thread gap = new Thread(() -> BciCtor.gap(25), "bci-gap");
         gap.start();
         gap.join();
-        System.out.println("BciMain: ctor made=" + BciCtor.made + " gaps=" + BciCtor.gaps);
-        expect("BciCtor.<init>(I)V", BciCtor.made + BciCtor.gaps, BciCtor.made);
-        expect("BciCtor.<init>(II)V", BciCtor.delegated, BciCtor.delegated);
-        expect("BciCtorBase.<init>(I[I)V", BciCtorBase.made, BciCtorBase.made);
+        System.out.println("BciMain: ctor made=" + BciCtor.made + " thrown=" + BciCtor.gaps);
+        /* every entry has its exit: 25 x (neg, BOOM, BOOM through this) entries of (I)V
+         * that threw, 25 of (II)V that threw, 25 of (String) that threw in parseInt */
+        expect("BciCtor.<init>(I)V", BciCtor.made + 3 * 25, BciCtor.made + 3 * 25);
+        expect("BciCtor.<init>(II)V", BciCtor.delegated + 25, BciCtor.delegated + 25);
+        expect("BciCtor.<init>(Ljava/lang/String;)V", 25, 25);
+        expect("BciCtorBase.<init>(I[I)V", BciCtorBase.made + BciCtorBase.rejected,
+               BciCtorBase.made + BciCtorBase.rejected);
 
         /* lambdas and streams */
         System.out.println("BciMain: lambda " + BciLambda.run(3000));

@@ -12,11 +12,13 @@
  *                      and K of Adler32.update(int), which calls the native Adler32.update(II)I
  *    throwLoop()       T calls of ExecThrow.top, each ending in an exception thrown by
  *                      ExecThrow.thrower and caught here
+ *    ExecCtor.loop(C)  C constructions of each of four kinds that throw before `this` is
+ *                      initialized (see ExecCtor)
  *  then a thread "exec-worker" runs throwLoop() and WN calls of hit, and ends.
  *  The ground truth is printed as "ExecMethods: ..." lines. */
 public class ExecMethods {
     static final java.util.zip.Adler32 adler = new java.util.zip.Adler32();
-    static final int N = 100000, M = 50000, K = 1000, T = 1000, WN = 10000;
+    static final int N = 100000, M = 50000, K = 1000, T = 1000, WN = 10000, C = 100;
     static ExecTarget target;
     static volatile long sink;
     static volatile int workerCaught;
@@ -30,6 +32,7 @@ public class ExecMethods {
         checkReceiver();
         sink = natives();
         int caught = throwLoop();
+        int ctorCaught = ExecCtor.loop(C);
         Thread w = new Thread(() -> {
             workerCaught = throwLoop();
             for (int i = 0; i < WN; i++)
@@ -40,6 +43,7 @@ public class ExecMethods {
         System.out.println("ExecMethods: main hit=" + N + " inst=" + M + " natives=" + K
                 + " caught=" + caught);
         System.out.println("ExecMethods: worker hit=" + WN + " caught=" + workerCaught);
+        System.out.println("ExecMethods: ctors each=" + C + " caught=" + ctorCaught);
         System.out.println("ExecMethods: sacc=" + ExecTarget.sacc + " acc=" + target.acc);
         System.out.println("ExecMethods: done");
     }

@@ -84,10 +84,11 @@ static struct nameset seen_first, wrapped;
 struct tstate {
     int32_t *st;
     int n, cap;
-    long entries, gaps, orphans, mismatches;
+    long entries, gaps, orphans, mismatches, unwound;
 };
 static __thread struct tstate T;
 static uint8_t *id_init; /* 1 for constructors (their frames may lack an exit: the gap) */
+static uint32_t *id_init_bci; /* constructors: 1 + rewritten offset of super(...)/this(...) */
 static _Atomic long c_fail_reports;
 
 static bool set_has(struct nameset *s, const char *name)
@@ -180,6 +181,25 @@ static void JNICALL h_exit(JNIEnv *env, jclass k, jint mid)
         }
     }
     T.n = j;
+}
+/* A constructor left by a throw: the exit, then every caller frame that is a constructor
+ * standing at its own super(...)/this(...) call (rewritten offset from init_call) was left
+ * by the same exception: unwound here, as the shim does, and counted. */
+static void JNICALL h_exit_throw(JNIEnv *env, jclass k, jint mid)
+{
+    h_exit(env, k, mid);
+    for (jint d = 2; T.n > 0; d++) {
+        int32_t top = T.st[T.n - 1];
+        jmethodID m;
+        jlocation loc;
+        if ((unsigned)top >= MAX_IDS || !id_init[top] || !id_init_bci[top] ||
+            (*jvmti)->GetFrameLocation(jvmti, NULL, d, &m, &loc) != JVMTI_ERROR_NONE ||
+            loc != (jlocation)(id_init_bci[top] - 1))
+            return;
+        atomic_fetch_add_explicit(&n_exit[top], 1, memory_order_relaxed);
+        T.n--;
+        T.unwound++;
+    }
 }
 static void record(jint mid, jint bci, int kind, jint v1, jint v2)
 {
@@ -275,6 +295,12 @@ static void cb_done(void *vc, int index, int32_t id, const uint8_t *code, uint32
         pthread_mutex_unlock(&lock);
     }
 }
+static void cb_init_call(void *vc, int index, int32_t id, uint32_t new_bci)
+{
+    (void)vc, (void)index;
+    if ((unsigned)id < MAX_IDS)
+        id_init_bci[id] = new_bci + 1;
+}
 static void cb_skipped(void *vc, int index, const char *name, const char *desc, const char *why)
 {
     struct ctx *c = vc;
@@ -320,7 +346,7 @@ static void JNICALL cb_cflh(jvmtiEnv *j, JNIEnv *env, jclass redefined, jobject 
         f |= CF_WRAP_NATIVES;
     pthread_mutex_unlock(&lock);
     struct ctx c = {name, jdk, 0, 0, 0};
-    struct cf_probe_spec spec = {HOOK, f, prefix, cb_id, cb_done, cb_skipped, &c};
+    struct cf_probe_spec spec = {HOOK, f, prefix, cb_id, cb_done, cb_skipped, cb_init_call, &c};
     uint8_t *o = NULL;
     size_t ol = 0;
     char err[512];
@@ -390,7 +416,7 @@ static void JNICALL cb_vm_start(jvmtiEnv *j, JNIEnv *env)
     JNINativeMethod nm[CF_HOOK_COUNT];
     void *fn[CF_HOOK_COUNT] = {(void *)h_enter, (void *)h_enter_obj, (void *)h_exit,
                                (void *)h_insn, (void *)h_insn_int, (void *)h_insn_int2,
-                               (void *)h_insn_obj, (void *)h_insn_obj2};
+                               (void *)h_insn_obj, (void *)h_insn_obj2, (void *)h_exit_throw};
     for (int h = 0; h < CF_HOOK_COUNT; h++) {
         nm[h].name = (char *)cf_hook_name((enum cf_hook)h);
         nm[h].signature = (char *)cf_hook_desc((enum cf_hook)h);
@@ -482,8 +508,8 @@ static void report_thread(const char *name)
         if ((unsigned)T.st[i] < MAX_IDS && id_init[T.st[i]])
             open_init++;
     fprintf(out, "bcitest: thread %s depth=%d open_ctors=%ld gaps=%ld orphans=%ld mismatches=%ld "
-                 "entries=%ld\n",
-            name, T.n, open_init, T.gaps, T.orphans, T.mismatches, T.entries);
+                 "unwound=%ld entries=%ld\n",
+            name, T.n, open_init, T.gaps, T.orphans, T.mismatches, T.unwound, T.entries);
 }
 
 static void JNICALL cb_thread_end(jvmtiEnv *j, JNIEnv *env, jthread t)
@@ -627,8 +653,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     n_exit = calloc(MAX_IDS, sizeof *n_exit);
     id_name = calloc(MAX_IDS, sizeof *id_name);
     id_init = calloc(MAX_IDS, 1);
+    id_init_bci = calloc(MAX_IDS, sizeof *id_init_bci);
     trace = calloc(MAX_TRACE, sizeof *trace);
-    if (!n_enter || !n_exit || !id_name || !id_init || !trace)
+    if (!n_enter || !n_exit || !id_name || !id_init || !id_init_bci || !trace)
         return JNI_ERR;
 
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK)

@@ -528,15 +528,20 @@ static bool check_method(const struct rc *oc, const struct rm *om, const struct 
         o += (uint32_t)ol;
     }
     start[OL] = pc;
-    uint32_t hstart = pc;
-    if (mp) {
+    uint32_t hstart = pc, hstart2 = 0;
+    /* the catch-all; in a constructor it calls exitThrow, and a second handler with the same
+     * code may follow: the one over the code before super(...) */
+    for (int h = 0; mp && h < (x->is_init ? 2 : 1) && (h == 0 || pc < NL); h++) {
+        if (h == 1)
+            hstart2 = pc;
+        const char *want = x->is_init ? "exitThrow" : "exit";
         k = read_push(nc, N, NL, pc, &v);
-        CHECK(k > 0 && v == x->id, "handler: mid");
+        CHECK(k > 0 && v == x->id, "handler %d: mid", h);
         pc += (uint32_t)k;
-        CHECK(N[pc] == 0xb8 && hook_of(nc, g2(N + pc + 1)) && strcmp(hook_of(nc, g2(N + pc + 1)), "exit") == 0,
-              "handler: exit");
+        CHECK(N[pc] == 0xb8 && hook_of(nc, g2(N + pc + 1)) && strcmp(hook_of(nc, g2(N + pc + 1)), want) == 0,
+              "handler %d: %s", h, want);
         pc += 3;
-        CHECK(N[pc] == 0xbf, "handler: athrow");
+        CHECK(N[pc] == 0xbf, "handler %d: athrow", h);
         pc++;
     }
     CHECK(pc == NL, "code length %u, walked %u", NL, pc);
@@ -594,7 +599,8 @@ static bool check_method(const struct rc *oc, const struct rm *om, const struct 
     if (mp) {
         for (unsigned e = om->nex; e < nmth->nex; e++) {
             const uint8_t *b = nmth->ex + 8 * e;
-            CHECK(g2(b + 4) == hstart && g2(b + 6) == 0 && g2(b + 2) <= hstart && g2(b) >= start[0],
+            CHECK((g2(b + 4) == hstart || (hstart2 && g2(b + 4) == hstart2)) && g2(b + 6) == 0 &&
+                      g2(b + 2) <= hstart && g2(b) >= start[0],
                   "catch-all entry %u", e);
         }
         if (!x->is_init)
@@ -676,11 +682,16 @@ static bool check_method(const struct rc *oc, const struct rm *om, const struct 
             }
             j++;
         }
-        x->added_frames += nn - j - (mp ? 1 : 0);
+        x->added_frames += nn - j - (mp ? 1 : 0) - (hstart2 ? 1 : 0);
         if (mp) {
-            CHECK(nn >= 1 && nf[nn - 1].off == hstart && nf[nn - 1].nl == 0 && nf[nn - 1].ns == 1 &&
-                      nf[nn - 1].s[0] >> 16 == 7,
+            int h = nn - 1 - (hstart2 ? 1 : 0);
+            CHECK(h >= 0 && nf[h].off == hstart && nf[h].nl == 0 && nf[h].ns == 1 && nf[h].s[0] >> 16 == 7,
                   "handler frame: no locals, [Throwable]");
+        }
+        if (hstart2) {
+            CHECK(nn >= 2 && nf[nn - 1].off == hstart2 && nf[nn - 1].nl == 1 && nf[nn - 1].l[0] >> 16 == 6 &&
+                      nf[nn - 1].ns == 1 && nf[nn - 1].s[0] >> 16 == 7,
+                  "pre-super handler frame: [uninitializedThis], [Throwable]");
         }
     }
     ok = true;
@@ -725,10 +736,19 @@ static void skip_cb(void *ctx, int index, const char *name, const char *desc, co
     snprintf(r->why, sizeof r->why, "%s", why);
 }
 
+/* init_call: the last constructor's rewritten super(...) offset, and how many were reported */
+static uint32_t init_call_bci, init_calls;
+static void init_cb(void *ctx, int index, int32_t id, uint32_t bci)
+{
+    (void)ctx, (void)index, (void)id;
+    init_call_bci = bci;
+    init_calls++;
+}
+
 static int instr(const uint8_t *in, size_t n, unsigned flags, struct run *r, bool with_skip, uint8_t **out,
                  size_t *ol, char *err)
 {
-    struct cf_probe_spec s = {HOOK, flags, "$$p$$", id_cb, done_cb, with_skip ? skip_cb : NULL, r};
+    struct cf_probe_spec s = {HOOK, flags, "$$p$$", id_cb, done_cb, with_skip ? skip_cb : NULL, init_cb, r};
     return cf_instrument(in, n, &s, out, ol, err, 256);
 }
 
@@ -1127,15 +1147,55 @@ static void test_constructors(void)
     uint8_t *out;
     size_t ol;
     char err[256];
+    init_calls = 0;
     if (instr(cls, len, CF_METHOD_PROBES, &r, false, &out, &ol, err) == 0) {
         rc_parse(&RC_N, out, ol);
         const struct rm *nm = &RC_N.m[0];
         /* entry: sipush/bipush 9 = bipush 9 (2) + invokestatic (3) = 5; the invokespecial is
          * original offset 11, so the range starts at the iinc's block: 5 + 14 = 19 */
-        CHECK(nm->nex == 1 && g2(nm->ex) == 19 && g2(nm->ex + 4) == g2(nm->ex + 2), "catch-all from 19 (after super()): %u",
+        CHECK(nm->nex == 2 && g2(nm->ex) == 19 && g2(nm->ex + 4) == g2(nm->ex + 2), "catch-all from 19 (after super()): %u",
               nm->nex ? g2(nm->ex) : 0);
+        /* the code before super(): from after the entry probe (5) up to the invokespecial
+         * (5 + 11 = 16, not covered: no handler may be), into the second handler, which
+         * follows the catch-all (bipush 9; invokestatic; athrow = 6 bytes) */
+        CHECK(nm->nex == 2 && g2(nm->ex + 8) == 5 && g2(nm->ex + 10) == 16 &&
+                  g2(nm->ex + 12) == g2(nm->ex + 4) + 6 && g2(nm->ex + 14) == 0,
+              "pre-super handler over [5, 16)");
+        CHECK(init_calls == 1 && init_call_bci == 16 && nm->code[16] == 0xb7,
+              "init_call: super() at rewritten offset 16 (%u calls, %u)", init_calls, init_call_bci);
         CHECK(nm->code[2] == 0xb8 && strcmp(hook_of(&RC_N, g2(nm->code + 3)), "enter") == 0, "constructor: enter(I)V");
         free(out);
+    }
+    free(cls);
+    /* Class files before 50 (the old verifier, no flagThisUninit): no pre-super handler, but
+     * the super() call is still reported */
+    struct mdef m49 = m;
+    m49.smt = NULL;
+    m49.smt_len = 0;
+    cls = mkclass(49, 0x21, &m49, 1, &len);
+    check_class("constructor (version 49)", cls, len, CF_METHOD_PROBES, 9, NULL, NULL);
+    init_calls = 0;
+    r = (struct run){9, -1, 0, 0, "", {0}, {0}};
+    if (instr(cls, len, CF_METHOD_PROBES, &r, false, &out, &ol, err) == 0) {
+        rc_parse(&RC_N, out, ol);
+        CHECK(RC_N.m[0].nex == 1 && init_calls == 1 && init_call_bci == 16,
+              "version 49: catch-all only (%u entries), super() reported", RC_N.m[0].nex);
+        free(out);
+    }
+    free(cls);
+    /* A constructor that stores into local 0 before super() (no javac does): the handler's
+     * frame could not name `this`, so there is none. aload_0; astore_0; aload_0;
+     * invokespecial Object.<init>; return */
+    const uint8_t scode[] = {0x2a, 0x4b, 0x2a, 0xb7, 0x00, 0x0b, 0xb1};
+    struct mdef sm = {0, "<init>", "()V", scode, sizeof scode, 1, 1, NULL, 0, NULL, 0, NULL, 0, true, false};
+    cls = mkclass(52, 0x21, &sm, 1, &len);
+    r = (struct run){9, -1, 0, 0, "", {0}, {0}};
+    if (instr(cls, len, CF_METHOD_PROBES, &r, false, &out, &ol, err) == 0) {
+        rc_parse(&RC_N, out, ol);
+        CHECK(RC_N.m[0].nex == 1, "astore_0 before super(): no pre-super handler (%u entries)", RC_N.m[0].nex);
+        free(out);
+    } else {
+        CHECK(0, "astore_0 constructor rewritten: %s", err);
     }
     free(cls);
     /* Object.<init> itself: `this` is initialized from the start; its return (HotSpot's
@@ -1332,7 +1392,7 @@ static void test_skip_and_hook_class(void)
     }
     CHECK(r.ndone == 1 && r.done_ids[0] == 2 && r.done_len[0] == 1, "method_done once, original code");
     /* the hook class itself */
-    struct cf_probe_spec s = {"T", CF_METHOD_PROBES, NULL, id_cb, NULL, NULL, &r};
+    struct cf_probe_spec s = {"T", CF_METHOD_PROBES, NULL, id_cb, NULL, NULL, NULL, &r};
     CHECK(cf_instrument(cls, len, &s, &out, &ol, err, sizeof err) == 1, "the hook class is not rewritten");
     free(cls);
     /* cf_make_hook_class: a valid class with the 8 natives */
@@ -1344,7 +1404,7 @@ static void test_skip_and_hook_class(void)
         CHECK(eqs(RC_N.m[k].name, RC_N.m[k].nn, cf_hook_name((enum cf_hook)k)) &&
                   eqs(RC_N.m[k].desc, RC_N.m[k].dn, cf_hook_desc((enum cf_hook)k)) && RC_N.m[k].acc == 0x0109,
               "hook %d", k);
-    struct cf_probe_spec s2 = {"a/b/Hook", CF_METHOD_PROBES | CF_WRAP_NATIVES, "p", id_cb, NULL, NULL, &r};
+    struct cf_probe_spec s2 = {"a/b/Hook", CF_METHOD_PROBES | CF_WRAP_NATIVES, "p", id_cb, NULL, NULL, NULL, &r};
     CHECK(cf_instrument(h, hl, &s2, &out, &ol, err, sizeof err) == 1, "hook class read back, left alone");
     s2.hook_class = "x/Y";
     CHECK(cf_instrument(h, hl, &s2, &out, &ol, err, sizeof err) == 0, "hook class read back, wrapped under another name");
@@ -1422,7 +1482,7 @@ static void test_malformed(void)
     v[7] = 70;
     CHECK(instr(v, len, CF_METHOD_PROBES, &r, false, &out, &ol, err) == -1 && strstr(err, "version 70"), "version 70 refused");
     CHECK(instr(NULL, 0, CF_METHOD_PROBES, &r, false, &out, &ol, err) == -1, "NULL input");
-    struct cf_probe_spec s = {HOOK, CF_WRAP_NATIVES, NULL, id_cb, NULL, NULL, &r};
+    struct cf_probe_spec s = {HOOK, CF_WRAP_NATIVES, NULL, id_cb, NULL, NULL, NULL, &r};
     CHECK(cf_instrument(in, len, &s, &out, &ol, err, sizeof err) == -1 && strstr(err, "native_prefix"), "no prefix");
     /* random corruption: 1-4 bytes changed, 20000 times */
     uint32_t seed = 12345;
