@@ -90,6 +90,13 @@ for j in $jdks; do
       timeout -k 10 300 bash "$t" >"$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
+    # A shell error (a bad expansion, an unset variable) aborts the command it is in, which
+    # may be a whole loop of checks, and bash goes on: such a test must not pass.
+    if grep -Eq '\.sh: line [0-9]+: ' "$log"; then
+      [ $rc -eq 0 ] && rc=1
+      echo "shell error in the test script:" >>"$log"
+      grep -E '\.sh: line [0-9]+: ' "$log" | head -n 3 >>"$log"
+    fi
     if [ $rc -eq 0 ]; then
       pass=$((pass+1)); echo "ok   $name (${secs}s)"
     elif [ $rc -eq 77 ]; then
