@@ -20,7 +20,7 @@
  *    OBJECT_ALLOC; no CLASS_LOAD twice for a live class; no THREAD_START twice for a live
  *    thread; OBJECT_MOVE and ARENA_DELETE never;
  *  - every frame of GetCallTrace (taken of live threads from the toggler thread) names a
- *    method a CLASS_LOAD listed;
+ *    method a CLASS_LOAD listed, and no native method shows up twice in a row;
  *  - JVM_INIT_DONE and JVM_SHUT_DOWN once each; no event after JVM_SHUT_DOWN, nor on another
  *    thread while it runs; no event of a type never enabled. A system thread
  *    "checker-toggler" disables and re-enables ten types in turn (METHOD_ENTRY2, the Java and
@@ -31,12 +31,11 @@
  * What the shim documents or cannot help is told apart, counted and printed, not judged:
  *  - ids used by events before JVM_INIT_DONE, while the start-up replay is still announcing
  *    what exists, are checked at JVM_INIT_DONE instead (every one must be defined by then);
- *  - an unknown object id is first asked about with RequestEvent(CLASS_LOAD) (mirrors of
- *    array classes, and of classes used as objects before they are prepared, get no
- *    announcement of their own), then with RequestEvent(OBJECT_ALLOC), the way JVMPI gives
- *    an agent an object it was not told about ("unannounced_objects": JVMTI reports no
- *    allocation made while one of its callbacks runs on the thread); only an id that neither
- *    request accepts is a violation;
+ *  - a thread's own THREAD_START is its first event: when it names a Thread object no
+ *    OBJECT_ALLOC announced yet (a thread attached through JNI), that object's OBJECT_ALLOC
+ *    follows; the checker asks for it with RequestEvent(OBJECT_ALLOC) and counts it. Any
+ *    other unknown object id is a violation, reported with what RequestEvent(CLASS_LOAD) or
+ *    RequestEvent(OBJECT_ALLOC) find behind it ("unannounced_objects" counts those);
  *  - Java monitor events on a thread after its THREAD_END, on that same thread (the VM
  *    notifies joiners under the Thread object's lock after JVMTI's ThreadEnd), and
  *    JVM_SHUT_DOWN on the exiting thread right after its THREAD_END ("after_thread_end").
@@ -418,6 +417,9 @@ static int announced_on_request(jobjectID id, int t)
     return 1;
 }
 
+static __thread int tl_own_start;          /* THREAD_START posted on its own thread */
+static volatile long own_thread_objects;    /* such a THREAD_START named an unannounced object */
+
 static void object_defined(jobjectID id, int t, const char *what)
 {
     uintptr_t when = 0;
@@ -432,8 +434,22 @@ static void object_defined(jobjectID id, int t, const char *what)
             __sync_add_and_fetch(&startup_deferred, 1);
         return;
     }
-    if (defined_on_request(id) || announced_on_request(id, t))
+    /* A thread's own THREAD_START is its first event; its Thread object, when no
+     * OBJECT_ALLOC named it yet (a thread attached through JNI), is announced right after. */
+    if (t == JVMPI_EVENT_THREAD_START && tl_own_start && announced_on_request(id, t)) {
+        __sync_add_and_fetch(&own_thread_objects, 1);
         return;
+    }
+    /* Anything else no event defined breaks the promise; say what a request finds. */
+    if (defined_on_request(id)) {
+        VIOLATION("%s: %s %p: a class mirror no OBJECT_ALLOC or CLASS_LOAD announced", tname(t),
+                  what, (void *)id);
+        return;
+    }
+    if (announced_on_request(id, t)) {
+        VIOLATION("%s: %s %p: a live object no OBJECT_ALLOC announced", tname(t), what, (void *)id);
+        return;
+    }
     if (opt_debug && smap_get(&freed, (uintptr_t)id, &when))
         VIOLATION("%s: %s %p was freed (at event %lu)", tname(t), what, (void *)id,
                   (unsigned long)when);
@@ -521,7 +537,9 @@ static void on_thread_start(JVMPI_Event *ev)
     }
     jvmpi->SetThreadLocalStorage(env, r);
     /* After the record: checking the thread object may request an event on this thread. */
+    tl_own_start = ev->env_id == env;
     object_defined(ev->u.thread_start.thread_id, JVMPI_EVENT_THREAD_START, "thread object");
+    tl_own_start = 0;
 }
 
 static volatile long ended_depth_sum; /* depth of ended threads that did not end at 0 */
@@ -860,6 +878,12 @@ static void check_a_trace(unsigned pick)
         if (!smap_get(&methods, (uintptr_t)frames[i].method_id, &cls))
             VIOLATION("GetCallTrace frame %d of %p: method %p is in no CLASS_LOAD", (int)i,
                       (void *)env, (void *)frames[i].method_id);
+        /* A native does not call itself: the same method twice, native on top, is a wrapper
+         * of the shim's shown beside the native it wraps. */
+        if (i + 1 < tr.num_frames && frames[i].lineno == -3 &&
+            frames[i + 1].method_id == frames[i].method_id)
+            VIOLATION("GetCallTrace frames %d and %d of %p: native method %p twice", (int)i,
+                      (int)i + 1, (void *)env, (void *)frames[i].method_id);
     }
 }
 
@@ -969,8 +993,9 @@ static void report(void)
     say("GetCallTrace traces=%ld frames checked=%ld", traces_taken, frames_checked);
     say("toggles=%ld gc_overlaps=%ld unmatched_ref_frees=%ld pre_threads_nonzero_depth=%ld",
         toggles, gc_overlaps, late[0], pre_threads_nonzero);
-    say("ids the agent requested that the real OBJECT_ALLOC or CLASS_LOAD announced afterwards=%ld",
-        announced_later);
+    say("ids the agent requested that the real OBJECT_ALLOC or CLASS_LOAD announced afterwards=%ld "
+        "(own Thread objects named by a thread's first event=%ld)", announced_later,
+        own_thread_objects);
     say("start-up ids used before their announcement=%ld (all announced by JVM_INIT_DONE: %ld); "
         "class mirrors used as objects before any CLASS_LOAD, defined on request: array "
         "classes=%ld other classes=%ld", startup_deferred, startup_resolved, array_mirrors,

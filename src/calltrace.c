@@ -44,35 +44,51 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Frames and compiled code of a method that runs as it was before its class was rewritten
- * for method events (methods=bci retransforms the classes loaded before JVM_OnLoad; a thread
- * that was inside one keeps running the old code) belong to the obsolete version, and JVMTI
- * names them by its jmethodID, which no CLASS_LOAD lists and no method event uses. Agents
- * get the current version's id, which CLASS_LOAD lists; m if there is none. */
+/* The method of cls named name (minus skip leading bytes) with signature sig, or NULL. */
+static jmethodID method_named(jclass cls, const char *name, const char *sig)
+{
+    jvmtiEnv *jvmti = g_shim.jvmti;
+    jmethodID cur = NULL;
+    jint n = 0;
+    jmethodID *all = NULL;
+    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) != JVMTI_ERROR_NONE)
+        return NULL;
+    for (jint i = 0; i < n && cur == NULL; i++) {
+        char *nm = NULL, *sg = NULL;
+        if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
+            strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
+            cur = all[i];
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+    return cur;
+}
+
+/* The id agents know for the method JVMTI names m:
+ *  - Frames and compiled code of a method that runs as it was before its class was
+ *    rewritten for method events (methods=bci retransforms the classes loaded before
+ *    JVM_OnLoad; a thread that was inside one keeps running the old code) belong to the
+ *    obsolete version, whose jmethodID no CLASS_LOAD lists and no method event uses: the
+ *    current version's id.
+ *  - A native renamed by method-event instrumentation ("$$jvmpi$$name", bci.c; its frame
+ *    and its compiled native wrapper carry that name): the method of the original name,
+ *    the Java wrapper that CLASS_LOAD lists and method events report.
+ * m itself if neither applies (or the other method cannot be found). */
 jmethodID calltrace_current_version(jmethodID m)
 {
     jvmtiEnv *jvmti = g_shim.jvmti;
     jboolean obsolete = JNI_FALSE;
-    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE || !obsolete)
+    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE)
         return m;
     jclass cls = NULL;
     char *name = NULL, *sig = NULL;
     jmethodID cur = NULL;
-    if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
-        (*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
-        jint n = 0;
-        jmethodID *all = NULL;
-        if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) == JVMTI_ERROR_NONE) {
-            for (jint i = 0; i < n && cur == NULL; i++) {
-                char *nm = NULL, *sg = NULL;
-                if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
-                    strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
-                    cur = all[i];
-                (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
-                (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
-            }
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
-        }
+    if ((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+        bool renamed = strncmp(name, BCI_NATIVE_PREFIX, strlen(BCI_NATIVE_PREFIX)) == 0;
+        if ((obsolete || renamed) &&
+            (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE)
+            cur = method_named(cls, renamed ? name + strlen(BCI_NATIVE_PREFIX) : name, sig);
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
@@ -95,6 +111,7 @@ static struct method_lines *lines_of(jmethodID m)
         return NULL;
     ml->method = m;
     ml->current = calltrace_current_version(m);
+    classes_note_methods(&ml->current, 1);
     jboolean native = JNI_FALSE;
     (*g_shim.jvmti)->IsMethodNative(g_shim.jvmti, m, &native);
     if (native) {
@@ -169,22 +186,27 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
     }
     jint skip = (n > 0 && bci_is_hook_method(fi[0].method)) ? 1 : 0;
     n -= skip;
-    if (n > depth)
-        n = depth;
-    for (jint i = 0; i < n; i++) {
+    jint out = 0;
+    for (jint i = 0; i < n && out < depth; i++) {
         jvmtiFrameInfo *f = &fi[i + skip];
         struct method_lines *ml = lines_of(f->method);
-        frames[i].method_id = ml != NULL ? ml->current : f->method;
-        frames[i].lineno = calltrace_line(f->method, f->location); /* the running version's */
+        frames[out].method_id = ml != NULL ? ml->current : f->method;
+        frames[out].lineno = calltrace_line(f->method, f->location); /* the running version's */
         if (ml != NULL && !ml->announced && jni != NULL &&
             events_any(JVMPI_EVENT_CLASS_LOAD)) {
             classes_method_announced(jni, f->method);
             ml->announced = g_shim.ninst == 1; /* with several agents, ask every time */
         }
+        /* A renamed native's frame stands for the native the agent knows; the Java wrapper
+         * right below it, the same method to the agent, is not shown twice. */
+        if (ml != NULL && ml->n == -3 && ml->current != f->method && i + 1 < n &&
+            fi[i + skip + 1].method == ml->current)
+            i++;
+        out++;
     }
     if (fi != buf)
         free(fi);
-    return n;
+    return out;
 }
 
 void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint depth)

@@ -24,6 +24,7 @@
  * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only).
  */
 #include "api.h"
+#include "bci.h"
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
@@ -185,12 +186,13 @@ static struct class_info *info_build(JNIEnv *jni, jclass cls)
     jint nm = 0;
     jmethodID *ms = NULL;
     if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
+        classes_note_methods(ms, nm);
         ci->methods = calloc(nm ? nm : 1, sizeof *ci->methods);
         for (jint i = 0; ci->methods && i < nm; i++) {
             char *name = NULL, *msig = NULL;
             if ((*j)->GetMethodName(j, ms[i], &name, &msig, NULL) != JVMTI_ERROR_NONE)
                 continue;
-            if (name != NULL && strncmp(name, "$$jvmpi$$", 9) == 0) {
+            if (name != NULL && strncmp(name, BCI_NATIVE_PREFIX, strlen(BCI_NATIVE_PREFIX)) == 0) {
                 /* A native renamed by method-event instrumentation (bci.c): the agent knows
                  * the method by its wrapper, which has the original name. */
                 (*j)->Deallocate(j, (unsigned char *)name);
@@ -800,13 +802,33 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }
 
+bool classes_is_class_object(JNIEnv *jni, jobject obj)
+{
+    static _Atomic(jclass) class_class;
+    jclass cc = atomic_load(&class_class);
+    if (cc == NULL) {
+        jclass local = (*jni)->FindClass(jni, "java/lang/Class");
+        if (local == NULL) {
+            (*jni)->ExceptionClear(jni);
+            return false;
+        }
+        jclass global = (*jni)->NewGlobalRef(jni, local), none = NULL;
+        (*jni)->DeleteLocalRef(jni, local);
+        if (!atomic_compare_exchange_strong(&class_class, &none, global))
+            (*jni)->DeleteGlobalRef(jni, global); /* another thread made it first */
+        cc = atomic_load(&class_class);
+    }
+    return (*jni)->IsInstanceOf(jni, obj, cc);
+}
+
 /* ---- the method ids JVMTI may be given ----
  *
  * JVMTI dereferences a jmethodID unchecked (HotSpot: Method::checked_resolve_jmethod_id
  * reads through it), so a wild pointer from an agent kills the VM. GetMethodClass therefore
- * passes JVMTI only ids that are methods of a class the JVM loaded: a set of every such id,
- * filled by scanning the loaded classes when an id is not in it yet (an agent may hold ids
- * from JNI's GetMethodID as well as from events). An id of a class that has since unloaded
+ * passes JVMTI only ids that are methods of a class the JVM loaded: a set of such ids. The
+ * ids the shim hands out (CLASS_LOAD's lists, method events, call traces) go into it as they
+ * are handed out, so the usual call is one lookup; an id that is not in it yet (one from
+ * JNI's GetMethodID) makes the shim scan the loaded classes. An id of a class that has since unloaded
  * stays in the set: HotSpot keeps its slot, which then resolves to nothing, and JVMTI
  * answers INVALID_METHODID safely. A rejected id goes into a small ring, so an agent that
  * repeats the same bad id does not pay for a scan each time. */
@@ -832,6 +854,20 @@ static bool mid_known(jmethodID mid, bool *known_bad)
     return r != NULL;
 }
 
+void classes_note_methods(const jmethodID *ms, jint n)
+{
+    pthread_mutex_lock(&mid_lock);
+    for (jint k = 0; k < n; k++) {
+        struct mid_rec *r = NULL;
+        HASH_FIND_PTR(known_mids, &ms[k], r);
+        if (r == NULL && ms[k] != NULL && (r = malloc(sizeof *r)) != NULL) {
+            r->mid = ms[k];
+            HASH_ADD_PTR(known_mids, mid, r);
+        }
+    }
+    pthread_mutex_unlock(&mid_lock);
+}
+
 /* Adds every method id of every loaded class to the set (JVMTI calls outside the lock). */
 static void mid_scan(JNIEnv *jni)
 {
@@ -846,16 +882,7 @@ static void mid_scan(JNIEnv *jni)
         /* Arrays and primitive classes have no methods; a class not yet prepared answers
          * CLASS_NOT_PREPARED: neither is an error here. */
         if ((*g_shim.jvmti)->GetClassMethods(g_shim.jvmti, cs[i], &nm, &ms) == JVMTI_ERROR_NONE) {
-            pthread_mutex_lock(&mid_lock);
-            for (jint k = 0; k < nm; k++) {
-                struct mid_rec *r = NULL;
-                HASH_FIND_PTR(known_mids, &ms[k], r);
-                if (r == NULL && (r = malloc(sizeof *r)) != NULL) {
-                    r->mid = ms[k];
-                    HASH_ADD_PTR(known_mids, mid, r);
-                }
-            }
-            pthread_mutex_unlock(&mid_lock);
+            classes_note_methods(ms, nm);
             (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ms);
         }
         (*jni)->DeleteLocalRef(jni, cs[i]);

@@ -18,6 +18,10 @@ bool classes_on_free(jlong tag);
 bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id);
 /* JVMPI type code of a field/array signature character ('I' -> JVMPI_INT, 'L'/'[' -> JVMPI_CLASS). */
 jint classes_type_code(char sig);
+/* Method ids handed to agents: GetMethodClass accepts them without a scan. */
+void classes_note_methods(const jmethodID *ms, jint n);
+/* Is obj a java.lang.Class (a mirror)? */
+bool classes_is_class_object(JNIEnv *jni, jobject obj);
 /* A local ref to the class with this id, or NULL. */
 jclass classes_local_ref(JNIEnv *jni, jobjectID id);
 

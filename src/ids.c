@@ -69,6 +69,29 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
     return ids_from_tag(tag);
 }
 
+jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong *tag_out)
+{
+    (void)jni;
+    jlong tag = 0;
+    bool claimed = false;
+    pthread_mutex_lock(&tag_lock);
+    jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err == JVMTI_ERROR_NONE && !(tag & TAG_ALLOCATED)) {
+        jlong t = tag == 0 ? ids_new_tag(size_bytes, TAG_ALLOCATED)
+                           : ids_retag(tag, size_bytes, TAG_ALLOCATED);
+        err = (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, t);
+        if (err == JVMTI_ERROR_NONE) {
+            tag = t;
+            claimed = true;
+        }
+    }
+    pthread_mutex_unlock(&tag_lock);
+    if (err != JVMTI_ERROR_NONE)
+        jvmti_ok_at(err, LOG_WARN, "tagging an object to announce its allocation");
+    *tag_out = claimed ? tag : 0;
+    return ids_from_tag(tag);
+}
+
 jlong ids_new_tag(jlong size_bytes, jlong flags)
 {
     jlong words = (size_bytes + 7) / 8;

@@ -18,6 +18,9 @@
 
 /* The id of obj, tagging it if it has none yet. NULL for a NULL ref. */
 jobjectID ids_of(JNIEnv *jni, jobject obj);
+/* The id of obj; if no OBJECT_ALLOC was posted for it yet, marks it as posted (with its
+ * size) and sets *tag to its full tag, else sets *tag to 0. Atomic against other callers. */
+jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong *tag);
 /* The id obj already has, or NULL (never tags). */
 jobjectID ids_peek(jobject obj);
 /* A fresh tag for an object just allocated (no other thread can see it yet). */

@@ -19,6 +19,7 @@
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
+#include "memory.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -38,12 +39,7 @@ static bool from_shim(void *ret)
 
 static jobjectID obj_id(JNIEnv *jni, jobject o)
 {
-    if (o == NULL)
-        return NULL;
-    jclass c = (*jni)->GetObjectClass(jni, o);
-    classes_id_announced(jni, c);
-    (*jni)->DeleteLocalRef(jni, c);
-    return ids_of(jni, o);
+    return memory_id_announced(jni, o);
 }
 
 static void post_alloc(JNIEnv *jni, jint type, jobject obj, jobject ref)

@@ -362,6 +362,46 @@ void memory_replay(JNIEnv *jni)
     free(s.tags);
 }
 
+/* Definition before use for objects JVMTI never reported: an event about to name obj
+ * first announces its class and, while OBJECT_ALLOC is enabled (after start-up), the object
+ * itself, on the current thread. JVMTI samples no allocation made while one of its callbacks runs on the
+ * thread (the shim's own reflection in an event, a Thread made by CreateSystemThread in a
+ * handler, MemberNames on JDK 25), and makes mirrors of classes without sampling them; on
+ * HotSpot every one of these got an OBJECT_ALLOC when it was allocated. A mirror's death is
+ * reported as CLASS_UNLOAD, never OBJECT_FREE, so mirrors are not counted in the tracked
+ * heap. The common case, an object already announced, costs one GetTag. */
+jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
+{
+    if (obj == NULL)
+        return NULL;
+    jclass cls = (*jni)->GetObjectClass(jni, obj);
+    classes_id_announced(jni, cls); /* its class, before the id is used */
+    jobjectID id = NULL;
+    /* Until JVM_INIT_DONE the start-up replay announces what exists (JVMTI samples nothing
+     * before the live phase); announcing here too would put events on threads whose
+     * THREAD_START the replay has not posted yet. */
+    if (!events_any(JVMPI_EVENT_OBJECT_ALLOC) || atomic_load(&g_shim.phase) < PHASE_LIVE) {
+        id = ids_of(jni, obj);
+    } else {
+        jlong tag = 0;
+        (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+        if (tag & TAG_ALLOCATED) {
+            id = ids_from_tag(tag);
+        } else {
+            jlong size = 0;
+            (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, obj, &size);
+            id = ids_claim_allocated(jni, obj, size, &tag);
+            if (tag != 0) {
+                if (!classes_is_class_object(jni, obj))
+                    track(tag, size);
+                post_alloc(jni, NULL, 0, obj, cls, size, id);
+            }
+        }
+    }
+    (*jni)->DeleteLocalRef(jni, cls);
+    return id;
+}
+
 static jint request_object_alloc(struct instance *inst, void *arg)
 {
     JNIEnv *jni = shim_current_jni();

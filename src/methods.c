@@ -22,6 +22,7 @@
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
+#include "memory.h"
 #include "methods.h"
 #include "bci.h"
 
@@ -74,6 +75,7 @@ static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
     if (r == NULL)
         return NULL;
     r->method = m;
+    classes_note_methods(&m, 1);
     jint mods = 0;
     (*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods);
     r->is_static = (mods & 0x0008) != 0;
@@ -118,12 +120,8 @@ void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, 
             (*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got) ==
                 JVMTI_ERROR_NONE)
             self = got;
-        if (self != NULL && r != NULL && !r->is_static) {
-            jclass cls = (*jni)->GetObjectClass(jni, self);
-            classes_id_announced(jni, cls);
-            (*jni)->DeleteLocalRef(jni, cls);
-            recv = ids_of(jni, self);
-        }
+        if (self != NULL && r != NULL && !r->is_static)
+            recv = memory_id_announced(jni, self);
         if (got != NULL)
             (*jni)->DeleteLocalRef(jni, got);
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY2, jni);

@@ -18,6 +18,7 @@
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
+#include "memory.h"
 #include "threads.h"
 
 #include <time.h>
@@ -27,12 +28,7 @@ static _Thread_local struct timespec tl_wait_start;
 
 static jobjectID object_id(JNIEnv *jni, jobject o)
 {
-    if (o == NULL)
-        return NULL;
-    jclass cls = (*jni)->GetObjectClass(jni, o);
-    classes_id_announced(jni, cls); /* its class, before the id is used */
-    (*jni)->DeleteLocalRef(jni, cls);
-    return ids_of(jni, o);
+    return memory_id_announced(jni, o);
 }
 
 static void post_monitor(jint type, JNIEnv *env, JNIEnv *jni, jobject o)

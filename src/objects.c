@@ -55,7 +55,7 @@ jobjectID jvmpi_jobject2jobjectID(struct instance *inst, jobject ref)
                       "jobject2jobjectID from a thread the JVM does not know: NULL");
         return NULL;
     }
-    return ids_of(jni, ref);
+    return memory_id_announced(jni, ref);
 }
 
 jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)

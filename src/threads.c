@@ -17,6 +17,7 @@
 #include "api.h"
 #include "events.h"
 #include "ids.h"
+#include "memory.h"
 #include "threads.h"
 #include "report.h"
 
@@ -458,7 +459,13 @@ jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
         return JNI_ERR;
     }
     jint rc = JNI_ERR;
+    bool known_caller = shim_current_jni() != NULL;
     jthread t = threads_new_system_thread(jni, name ? name : "JVMPI system thread");
+    /* JVMTI samples no allocation made inside its callbacks, and agents often call this
+     * from an event handler: announce the Thread object here, on its creator, where HotSpot
+     * posted its OBJECT_ALLOC, so the new thread's THREAD_START names a defined object. */
+    if (t != NULL && known_caller)
+        memory_id_announced(jni, t);
     struct sys_start *s = malloc(sizeof *s);
     if (t != NULL && s != NULL) {
         s->f = f;
@@ -574,14 +581,23 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
     const char *group = n.group ? n.group : r->group_name;
     const char *parent = n.group ? n.parent : r->parent_name;
     pthread_mutex_unlock(&r->wait_lock);
+    /* A thread's own THREAD_START is its first event: its Thread object, if no OBJECT_ALLOC
+     * named it yet (a thread attached through JNI: the VM allocates that object without
+     * sampling it), is announced right after it rather than before, on a thread not yet
+     * started. Any other thread's object is announced first. */
+    bool own_start = r->env == jni && (type & ~JVMPI_REQUESTED_EVENT) == JVMPI_EVENT_THREAD_START;
     JVMPI_Event ev;
     event_init(&ev, type, jni);
     ev.u.thread_start.thread_name = n.name;
     ev.u.thread_start.group_name = (char *)group;
     ev.u.thread_start.parent_name = (char *)parent;
-    ev.u.thread_start.thread_id = r->ref ? ids_of(jni, r->ref) : NULL;
+    ev.u.thread_start.thread_id = r->ref == NULL ? NULL
+                                  : own_start ? ids_of(jni, r->ref)
+                                              : memory_id_announced(jni, r->ref);
     ev.u.thread_start.thread_env_id = r->env;
     event_post(inst, &ev);
+    if (own_start && r->ref != NULL)
+        memory_id_announced(jni, r->ref);
     tnames_free(&n);
 }
 
@@ -703,7 +719,7 @@ jobjectID jvmpi_GetThreadObject(struct instance *inst, JNIEnv *env)
         report_misuse(inst, LOG_INFO, "GetThreadObject(%p): no such thread: NULL", (void *)env);
         return NULL;
     }
-    jobjectID id = r->ref ? ids_of(jni, r->ref) : NULL;
+    jobjectID id = r->ref ? memory_id_announced(jni, r->ref) : NULL;
     threads_release(r);
     return id;
 }

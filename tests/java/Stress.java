@@ -3,7 +3,7 @@ import java.io.InputStream;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Stress SECONDS [THREADS]: the workload of tests/it/stress.sh. THREADS (32) worker threads
- *  "stress-N" call (recursion, exceptions thrown through frames), allocate (most objects die
+ *  "stress-N" call (recursion, exceptions thrown through frames, a Deflater), allocate (most objects die
  *  young, some survive a while in a per-thread ring), contend on four shared locks and wait
  *  on a fifth, for SECONDS. Beside them, "stress-churner" keeps starting short-lived threads
  *  that call and allocate briefly and die, and "stress-loader" defines StressPayload again
@@ -82,10 +82,21 @@ public class Stress {
 
     static void work(int id) {
         Object[] ring = new Object[256];
+        /* Deflater's natives are linked after start-up, so with method events on they run
+         * behind Java wrappers: their frames and compiled wrappers must still name the
+         * methods CLASS_LOAD listed. */
+        java.util.zip.Deflater deflater = new java.util.zip.Deflater();
+        byte[] plain = new byte[64], packed = new byte[128];
         long i = 0;
         while (!stop) {
             i++;
             calls.addAndGet(recurse(5 + (int) (i % 11), i));
+            if ((i & 3) == 0) {
+                deflater.reset();
+                deflater.setInput(plain);
+                deflater.finish();
+                deflater.deflate(packed);
+            }
             ring[(int) (i & 255)] = allocate(i);
             allocs.incrementAndGet();
             if ((i & 7) == 0) {
@@ -121,6 +132,7 @@ public class Stress {
                 }
             }
         }
+        deflater.end();
     }
 
     static int recurse(int depth, long seed) {
