@@ -28,7 +28,9 @@
  * interfaces, resolved constant-pool object
  * constants (u2 index, JVMPI_CLASS, id), statics in CLASS_LOAD's order. Level 1 omits
  * primitive field, static and array element values, as the spec says. Array-class mirrors
- * appear only at level 0, as in HotSpot.
+ * appear only at level 0, as in HotSpot. Mirrors of primitive classes (int.class, ...) are
+ * instances of java.lang.Class, as in HotSpot; JVMTI's walk reports them only as roots and
+ * referees, so their records are written after the walk from JNI (prim_records).
  */
 #include "api.h"
 #include "calltrace.h"
@@ -53,6 +55,7 @@
 struct hfield {
     jint index;     /* JVMTI field index (for instances of THIS class) */
     char type;      /* signature char: 'L' for references ('[' folded into 'L') */
+    jfieldID fid;   /* for reading a primitive mirror's fields with JNI (see prim_mirrors) */
 };
 
 struct hclass {
@@ -82,6 +85,15 @@ struct walk {
     jlong single_tag;
     struct hclass *classes;
     jlong class_class_id;       /* id of java.lang.Class */
+    /* Mirrors of the primitive classes: JVMTI reports them as roots and referees but never
+     * as referrers (HotSpot's walk skips them), so their records are written after the
+     * walk, from JNI, for those the walk reached. prim_min..prim_max bounds their ids so
+     * that the check in ref_cb costs two compares. */
+    jobject prim_refs[9];
+    jlong prim_ids[9];
+    bool prim_seen[9];
+    int n_prims;
+    jlong prim_min, prim_max;
     /* Roots, buffered so they come out in HotSpot's order. */
     struct dumpbuf thread_roots, other_roots;
     struct dumpbuf objs;        /* object records */
@@ -299,7 +311,7 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
             if ((*j)->GetFieldName(j, chain[d], fs[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
                 continue;
             (*j)->GetFieldModifiers(j, chain[d], fs[i], &mods);
-            struct hfield f = {base[d] + i, sig_type(sig)};
+            struct hfield f = {base[d] + i, sig_type(sig), fs[i]};
             if (mods & 0x0008) {
                 if (d == 0)
                     hc->stat[hc->n_stat++] = f;
@@ -584,6 +596,121 @@ static JNIEnv *thread_env(struct walk *w, jlong thread_tag, jint *frames)
     return NULL;
 }
 
+/* ---- mirrors of primitive classes ---- */
+
+/* Before the walk: the nine mirrors (int.class ... void.class), from
+ * Class.getPrimitiveClass, which is native and runs no Java code. */
+static void prim_mirrors(struct walk *w)
+{
+    static const char *const names[9] = {"boolean", "byte", "char", "short", "int", "long",
+                                         "float", "double", "void"};
+    JNIEnv *jni = w->jni;
+    w->prim_min = 1;
+    w->prim_max = 0;
+    jclass cc = (*jni)->FindClass(jni, "java/lang/Class");
+    jmethodID m = cc ? (*jni)->GetStaticMethodID(jni, cc, "getPrimitiveClass",
+                                                 "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
+    if (m == NULL) {
+        (*jni)->ExceptionClear(jni);
+        log_warn("heap dump: no Class.getPrimitiveClass: primitive mirrors are not dumped");
+        return;
+    }
+    for (int i = 0; i < 9; i++) {
+        jstring n = (*jni)->NewStringUTF(jni, names[i]);
+        jobject c = n ? (*jni)->CallStaticObjectMethod(jni, cc, m, n) : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (n)
+            (*jni)->DeleteLocalRef(jni, n);
+        jobjectID id = c ? ids_of(jni, c) : NULL;
+        /* A weak reference: a local or global one would make the mirror a JNI root of
+         * the dump. Primitive mirrors are never collected. */
+        jobject weak = id ? (*jni)->NewWeakGlobalRef(jni, c) : NULL;
+        if (c)
+            (*jni)->DeleteLocalRef(jni, c);
+        if (weak == NULL)
+            continue;
+        jlong t = ids_tag(id);
+        w->prim_refs[w->n_prims] = weak;
+        w->prim_ids[w->n_prims++] = t;
+        if (w->prim_min > w->prim_max) {
+            w->prim_min = w->prim_max = t;
+        } else {
+            if (t < w->prim_min) w->prim_min = t;
+            if (t > w->prim_max) w->prim_max = t;
+        }
+    }
+    (*jni)->DeleteLocalRef(jni, cc);
+}
+
+static void prim_mark(struct walk *w, jlong id)
+{
+    for (int i = 0; i < w->n_prims; i++)
+        if (w->prim_ids[i] == id)
+            w->prim_seen[i] = true;
+}
+
+/* After the walk (other threads still held): one record per mirror the walk reached, or
+ * (OBJECT_DUMP) for the requested mirror: an instance of java.lang.Class, its fields read
+ * with JNI. The walk does not follow them, so an object reachable only from a primitive
+ * mirror's fields (a cached name, reflection data) is named but has no record. */
+static void prim_records(struct walk *w)
+{
+    JNIEnv *jni = w->jni;
+    struct hclass *cc = hclass_find(w, w->class_class_id);
+    if (cc == NULL)
+        return;
+    for (int i = 0; i < w->n_prims; i++) {
+        if (w->single ? w->prim_ids[i] != w->single_tag : !w->prim_seen[i])
+            continue;
+        finish_current(w);
+        w->cur_tag = w->prim_ids[i];
+        w->cur_class = cc->id;
+        w->cur_size = 0;
+        w->cur_len = -1;
+        for (jint k = 0; w->level >= 1 && k < cc->n_inst; k++) {
+            struct hfield *f = &cc->inst[k];
+            jobject o = w->prim_refs[i];
+            jlong v = 0;
+            switch (f->type) {
+            case 'Z': v = (*jni)->GetBooleanField(jni, o, f->fid); break;
+            case 'B': v = (uint8_t)(*jni)->GetByteField(jni, o, f->fid); break;
+            case 'C': v = (*jni)->GetCharField(jni, o, f->fid); break;
+            case 'S': v = (uint16_t)(*jni)->GetShortField(jni, o, f->fid); break;
+            case 'I': v = (uint32_t)(*jni)->GetIntField(jni, o, f->fid); break;
+            case 'J': v = (*jni)->GetLongField(jni, o, f->fid); break;
+            case 'F': {
+                jfloat x = (*jni)->GetFloatField(jni, o, f->fid);
+                uint32_t bits;
+                memcpy(&bits, &x, 4);
+                v = bits;
+                break;
+            }
+            case 'D': {
+                jdouble x = (*jni)->GetDoubleField(jni, o, f->fid);
+                memcpy(&v, &x, 8);
+                break;
+            }
+            default: {
+                jobject r = (*jni)->GetObjectField(jni, o, f->fid);
+                if (r != NULL) {
+                    v = ids_tag(ids_of(jni, r));
+                    (*jni)->DeleteLocalRef(jni, r);
+                }
+                break;
+            }
+            }
+            if (ensure_slots(w, f->index + 1)) {
+                w->slots[f->index] = v;
+                w->slot_set[f->index] = 1;
+                if (f->index >= w->slots_used)
+                    w->slots_used = f->index + 1;
+            }
+        }
+        finish_current(w);
+    }
+}
+
 static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
                            jlong class_tag, jlong referrer_class_tag, jlong size,
                            jlong *tag_ptr, jlong *referrer_tag_ptr, jint length, void *ud)
@@ -592,6 +719,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     jlong id = tag_or_new(tag_ptr, size);
     if (length >= 0)
         len_put(w, id, length); /* the referee is an array: its record needs the length */
+    if (id >= w->prim_min && id <= w->prim_max)
+        prim_mark(w, id);
     if (w->single) {
         /* OBJECT_DUMP: only references from the initial object; visit nothing else. */
         if (referrer_tag_ptr == NULL || (*referrer_tag_ptr & TAG_ID_MASK) != w->single_tag)
@@ -782,6 +911,8 @@ static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
 static void walk_free(struct walk *w)
 {
     free_classes(w);
+    for (int i = 0; i < w->n_prims; i++)
+        (*w->jni)->DeleteWeakGlobalRef(w->jni, w->prim_refs[i]);
     db_free(&w->thread_roots);
     db_free(&w->other_roots);
     db_free(&w->objs);
@@ -884,9 +1015,12 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         walk_free(&w);
         return JVMPI_FAIL;
     }
+    prim_mirrors(&w);
     if (single == NULL)
         threads_hold(jni, &w, &ts);
     bool ok = !w.failed && run_walk(&w, single);
+    if (ok)
+        prim_records(&w);
     world_resume(&ts);
     double t1 = now_s();
     if (t1 - t0 > 1.0)
