@@ -84,6 +84,11 @@ struct walk {
     bool single;                /* OBJECT_DUMP: only the initial object */
     jlong single_tag;
     struct hclass *classes;
+    /* The classes again, by id in an open-addressing table (cmask + 1 slots, a power of
+     * two): finish_current looks one up per record, and uthash's lookup (a Jenkins hash
+     * and a chain) was 8 % of a dump's samples. */
+    struct hclass **ctab;
+    size_t cmask;
     jlong class_class_id;       /* id of java.lang.Class */
     /* Mirrors of the primitive classes: JVMTI reports them as roots and referees but never
      * as referrers (HotSpot's walk skips them), so their records are written after the
@@ -108,15 +113,14 @@ struct walk {
     jlong cur_size;
     jint cur_len;               /* array length, -1 for non-arrays */
     jlong *slots;               /* reference ids or raw primitive bits, by JVMTI index */
-    char *slot_set;
+    uint32_t *slot_gen;         /* slots[i] belongs to the current record iff slot_gen[i] == gen */
+    uint32_t gen;               /* bumped per record: nothing is cleared between records */
     jint slots_cap;
     jlong *elems;               /* object array elements */
     jint elems_cap;
-    jint slots_used, elems_used; /* highest index written + 1: only these are cleared */
-    const void *prim_elems;     /* not owned: copied at callback time into prim_copy */
-    unsigned char *prim_copy;
-    size_t prim_copy_len;
-    jvmtiPrimitiveType prim_type;
+    jint elems_used;            /* highest index written + 1: zeroed as the record is written */
+    unsigned char *prim_copy;   /* a primitive array's elements, copied at callback time */
+    size_t prim_copy_len, prim_copy_cap; /* reused from record to record, grown by doubling */
     jlong super_id, loader_id, signers_id, pd_id;
     jlong *ifaces;
     jint n_ifaces, ifaces_cap;
@@ -194,11 +198,47 @@ static jlong tag_or_new(jlong *tag_ptr, jlong size)
     return *tag_ptr & TAG_ID_MASK;
 }
 
+static size_t ctab_slot(jlong id, size_t mask)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 24) & mask;
+}
+
 static struct hclass *hclass_find(struct walk *w, jlong id)
 {
-    struct hclass *c;
-    HASH_FIND(hh, w->classes, &id, sizeof id, c);
-    return c;
+    if (w->ctab == NULL) {
+        struct hclass *c;
+        HASH_FIND(hh, w->classes, &id, sizeof id, c);
+        return c;
+    }
+    for (size_t i = ctab_slot(id, w->cmask);; i = (i + 1) & w->cmask) {
+        struct hclass *c = w->ctab[i];
+        if (c == NULL || c->id == id)
+            return c;
+    }
+}
+
+/* After build_classes: the open-addressing index, at most half full. */
+static void index_classes(struct walk *w)
+{
+    size_t n = HASH_COUNT(w->classes), cap = 64;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    w->ctab = calloc(cap, sizeof *w->ctab);
+    if (w->ctab == NULL)
+        return; /* hclass_find falls back to the hash */
+    w->cmask = cap - 1;
+    for (struct hclass *c = w->classes; c != NULL; c = c->hh.next) {
+        size_t i = ctab_slot(c->id, w->cmask);
+        while (w->ctab[i] != NULL)
+            i = (i + 1) & w->cmask;
+        w->ctab[i] = c;
+    }
+}
+
+/* The value the walk reported for JVMTI field index i of the current record, else 0. */
+static inline jlong slot_value(const struct walk *w, jint i)
+{
+    return (i < w->slots_cap && w->slot_gen[i] == w->gen) ? w->slots[i] : 0;
 }
 
 static int type_size(char t)
@@ -382,6 +422,8 @@ static bool build_classes(struct walk *w)
 
 static void free_classes(struct walk *w)
 {
+    free(w->ctab);
+    w->ctab = NULL;
     struct hclass *c, *tmp;
     HASH_ITER(hh, w->classes, c, tmp) {
         HASH_DEL(w->classes, c);
@@ -428,7 +470,8 @@ static void finish_current(struct walk *w)
         return;
     jlong id = w->cur_tag & TAG_ID_MASK;
     struct hclass *oc = hclass_find(w, w->cur_class);   /* its class */
-    struct hclass *self = hclass_find(w, id);           /* it is a class itself */
+    /* Only a java.lang.Class instance can be a class itself: one lookup for the others. */
+    struct hclass *self = (w->level > 0 && oc != NULL && oc->is_class_class) ? hclass_find(w, id) : NULL;
     struct dumpbuf *b = &w->objs;
     bool prims = w->level >= 2;
     w->records++;
@@ -455,7 +498,7 @@ static void finish_current(struct walk *w)
             db_bytes(b, w->cp.p, w->cp.len);
             for (jint i = 0; i < self->n_stat; i++) {
                 struct hfield *f = &self->stat[i];
-                jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+                jlong v = slot_value(w, f->index);
                 if (f->type == 'L')
                     put_id(b, v);
                 else if (prims)
@@ -473,8 +516,22 @@ static void finish_current(struct walk *w)
             len = 0;
         db_u4(b, (uint32_t)len);
         put_id(b, oc->elem_id);
-        for (jint i = 0; i < len; i++)
-            put_id(b, i < w->elems_cap ? w->elems[i] : 0);
+        /* Read and zero in one pass: the buffer is clean for the next array. */
+        jint n = len < w->elems_cap ? len : w->elems_cap;
+        if (db_room(b, (size_t)len * sizeof(void *))) {
+            for (jint i = 0; i < n; i++) {
+                void *e = (void *)(intptr_t)w->elems[i];
+                memcpy(b->p + b->len, &e, sizeof e);
+                b->len += sizeof e;
+                w->elems[i] = 0;
+            }
+            for (jint i = n; i < len; i++) {
+                memset(b->p + b->len, 0, sizeof(void *));
+                b->len += sizeof(void *);
+            }
+            if (w->elems_used <= n)
+                w->elems_used = 0;
+        }
     } else if (oc != NULL && oc->kind == HC_PRIM_ARRAY) {
         db_u1(b, JVMPI_GC_PRIM_ARRAY_DUMP);
         put_id(b, id);
@@ -482,18 +539,23 @@ static void finish_current(struct walk *w)
         db_u4(b, (uint32_t)len);
         db_u1(b, (uint8_t)classes_type_code(oc->elem_type));
         if (prims) {
-            int es = type_size(oc->elem_type);
-            for (jint i = 0; i < len; i++) {
-                /* a native element -> its value; put_value writes it big-endian */
-                jlong v = 0;
-                const unsigned char *e = w->prim_copy + (size_t)i * es;
-                if (w->prim_copy != NULL && (size_t)(i + 1) * es <= w->prim_copy_len) {
-                    if (es == 1) { uint8_t x; memcpy(&x, e, 1); v = x; }
-                    else if (es == 2) { uint16_t x; memcpy(&x, e, 2); v = x; }
-                    else if (es == 4) { uint32_t x; memcpy(&x, e, 4); v = x; }
-                    else { uint64_t x; memcpy(&x, e, 8); v = (jlong)x; }
+            /* Native elements to big-endian, the whole array at once. */
+            size_t es = (size_t)type_size(oc->elem_type);
+            size_t total = (size_t)len * es;
+            size_t have = w->prim_copy_len < total ? w->prim_copy_len / es * es : total;
+            if (db_room(b, total)) {
+                unsigned char *d = b->p + b->len;
+                const unsigned char *e = w->prim_copy;
+                if (es == 1) {
+                    if (have)
+                        memcpy(d, e, have);
+                } else {
+                    for (size_t k = 0; k < have; k += es)
+                        for (size_t j = 0; j < es; j++)
+                            d[k + j] = e[k + es - 1 - j];
                 }
-                put_value(b, oc->elem_type, v);
+                memset(d + have, 0, total - have);
+                b->len += total;
             }
         }
     } else if (oc != NULL && oc->kind == HC_INSTANCE) {
@@ -506,7 +568,7 @@ static void finish_current(struct walk *w)
         size_t start = b->len;
         for (jint i = 0; i < oc->n_inst; i++) {
             struct hfield *f = &oc->inst[i];
-            jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+            jlong v = slot_value(w, f->index);
             if (f->type == 'L')
                 put_id(b, v);
             else if (prims)
@@ -517,18 +579,22 @@ static void finish_current(struct walk *w)
         w->records--; /* an object of a class the dump does not know (loaded mid-walk) */
     }
 
-    /* reset */
+    /* reset: no clearing per record. Slots go stale by the generation bump; the element
+     * buffer was zeroed while it was written (only a record that was not written, an
+     * object of an unknown class, leaves elements to clear here); the primitive copy is
+     * kept for the next array. Clearing the buffers whole after every record once made
+     * dumps quadratic in the largest array; clearing what was used was still 18 % of a
+     * dump's samples, in memset. */
     w->cur_tag = 0;
-    /* Clear only what this record used: the buffers are as large as the largest object
-     * seen, and clearing them whole after every record made dumps quadratic in the size
-     * of the largest array. */
-    if (w->slot_set && w->slots_used > 0)
-        memset(w->slot_set, 0, (size_t)w->slots_used);
-    if (w->elems && w->elems_used > 0)
+    if (++w->gen == 0) { /* wrapped after 2^32 records: start the stamps over */
+        if (w->slot_gen)
+            memset(w->slot_gen, 0, sizeof *w->slot_gen * (size_t)w->slots_cap);
+        w->gen = 1;
+    }
+    if (w->elems_used > 0) {
         memset(w->elems, 0, sizeof *w->elems * (size_t)w->elems_used);
-    w->slots_used = w->elems_used = 0;
-    free(w->prim_copy);
-    w->prim_copy = NULL;
+        w->elems_used = 0;
+    }
     w->prim_copy_len = 0;
     w->super_id = w->loader_id = w->signers_id = w->pd_id = 0;
     w->n_ifaces = 0;
@@ -547,11 +613,11 @@ static bool ensure_slots(struct walk *w, jint n)
     if (s == NULL)
         return false;
     w->slots = s;
-    char *set = realloc(w->slot_set, (size_t)cap);
-    if (set == NULL)
+    uint32_t *g = realloc(w->slot_gen, sizeof *g * (size_t)cap);
+    if (g == NULL)
         return false;
-    memset(set + w->slots_cap, 0, (size_t)(cap - w->slots_cap));
-    w->slot_set = set;
+    memset(g + w->slots_cap, 0, sizeof *g * (size_t)(cap - w->slots_cap));
+    w->slot_gen = g;
     w->slots_cap = cap;
     return true;
 }
@@ -702,9 +768,7 @@ static void prim_records(struct walk *w)
             }
             if (ensure_slots(w, f->index + 1)) {
                 w->slots[f->index] = v;
-                w->slot_set[f->index] = 1;
-                if (f->index >= w->slots_used)
-                    w->slots_used = f->index + 1;
+                w->slot_gen[f->index] = w->gen;
             }
         }
         finish_current(w);
@@ -783,9 +847,7 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
         if (ensure_slots(w, info->field.index + 1)) {
             w->slots[info->field.index] = id;
-            w->slot_set[info->field.index] = 1;
-            if (info->field.index >= w->slots_used)
-                w->slots_used = info->field.index + 1;
+            w->slot_gen[info->field.index] = w->gen;
         }
         break;
     case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
@@ -847,9 +909,7 @@ static jint JNICALL prim_field_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapRe
         }
         default: break; /* long, double: all 64 bits */
         }
-        w->slot_set[info->field.index] = 1;
-        if (info->field.index >= w->slots_used)
-            w->slots_used = info->field.index + 1;
+        w->slot_gen[info->field.index] = w->gen;
     }
     return 0;
 }
@@ -871,11 +931,22 @@ static jint JNICALL prim_array_cb(jlong class_tag, jlong size, jlong *tag_ptr, j
     default: es = 1; break;
     }
     if (w->level >= 2) {
-        free(w->prim_copy);
-        w->prim_copy_len = (size_t)count * (size_t)es;
-        w->prim_copy = malloc(w->prim_copy_len ? w->prim_copy_len : 1);
-        if (w->prim_copy)
-            memcpy(w->prim_copy, elements, w->prim_copy_len);
+        /* One buffer for the whole dump, grown by doubling: no malloc per array. */
+        size_t need = (size_t)count * (size_t)es;
+        if (need > w->prim_copy_cap) {
+            size_t cap = w->prim_copy_cap ? w->prim_copy_cap : 4096;
+            while (cap < need)
+                cap *= 2;
+            unsigned char *p = realloc(w->prim_copy, cap);
+            if (p == NULL) {
+                w->failed = true;
+                return 0;
+            }
+            w->prim_copy = p;
+            w->prim_copy_cap = cap;
+        }
+        memcpy(w->prim_copy, elements, need);
+        w->prim_copy_len = need;
     }
     return 0;
 }
@@ -921,7 +992,7 @@ static void walk_free(struct walk *w)
     free(w->thr_envs);
     free(w->thr_frames);
     free(w->slots);
-    free(w->slot_set);
+    free(w->slot_gen);
     free(w->elems);
     free(w->prim_copy);
     free(w->ifaces);
@@ -991,6 +1062,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     w.jni = jni;
     w.level = level;
     w.single = single != NULL;
+    w.gen = 1;
     db_init(&w.thread_roots, 4096);
     db_init(&w.other_roots, 4096);
     db_init(&w.objs, single ? 4096 : 1 << 20);
@@ -1015,12 +1087,14 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         walk_free(&w);
         return JVMPI_FAIL;
     }
+    index_classes(&w);
     prim_mirrors(&w);
     if (single == NULL)
         threads_hold(jni, &w, &ts);
     bool ok = !w.failed && run_walk(&w, single);
     if (ok)
         prim_records(&w);
+    ok = ok && !w.failed; /* out of memory in a callback (array lengths, element copies) */
     world_resume(&ts);
     double t1 = now_s();
     if (t1 - t0 > 1.0)
