@@ -25,8 +25,11 @@
 # harness sends SIGQUIT (DATA_DUMP_REQUEST) and prints the time RequestEvent took; jcmd is the
 # same workload without an agent, dumped with `jcmd PID GC.heap_dump -all=false FILE`, timed
 # by the VM ("Heap dump file created [N bytes in X secs]") and from outside (wall time of
-# the jcmd command). A round is one JVM of each, order alternating; the .hprof file is
-# deleted right after each run. The goal compares the in-VM dump times (shim/jcmd).
+# the jcmd command); ndump is the floor: a native JVMTI agent (bench/agents/ndump.c) that on
+# SIGQUIT runs only a FollowReferences walk tagging every untagged object and prints its time
+# as bdump does. A round is one JVM of each, order rotating; the .hprof file is deleted right
+# after each run. The goal compares the in-VM dump times (shim/jcmd); floor/jcmd and
+# shim/floor are printed beside it.
 #
 # Output: build/bench/<date-time>/ (build/bench/latest points to the newest):
 #   report.txt    everything printed here
@@ -68,7 +71,7 @@ scenario() {
              DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
     # EXPECT: the smallest level-2 dump of the workload's own objects: 1 M Node records
     # (u1 type, id, class id, u4 length, id + id + int = 41 bytes) + 1 M Leaf records (29).
-    dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd";             ROUNDS=5
+    dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd ndump";       ROUNDS=5
              GOAL=shim_jcmd;   GOALMAX=1.5;  COUNTKEY=bytes;   EXPECT=70000000
              DESC="HeapBig 1000000: 2 M live objects, level-2 JVMPI HEAP_DUMP vs jcmd GC.heap_dump" ;;
     *) echo "run.sh: unknown scenario $1" >&2; return 1 ;;
@@ -89,8 +92,10 @@ summarize_scenario() { # DIR JDKMAJOR SCEN
   scenario "$s" || return 1
   # shellcheck disable=SC2086
   set -- $CONFS
+  local floor=""
+  [ "$s" = dump ] && [ $# = 3 ] && { floor=$3; set -- "$1" "$2"; }  # dump: the floor is third
   [ $# = 2 ] && set -- "" "$1" "$2"   # shim, comparison: no no-agent configuration
-  awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" \
+  awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" -v floor="$floor" \
       -v goal="$GOAL" -v goalmax="$GOALMAX" -v countkey="$COUNTKEY" -v expect="$EXPECT" \
       -v summary="$dir/summary.tsv" -v checks="$dir/checks.txt" \
       -f "$ROOT/bench/summarize.awk" "$dir/results.tsv"
@@ -103,7 +108,8 @@ print_summary() { # DIR
   echo "ms: median in-Java elapsed ms; ratios: median of per-round ratios of elapsed ms [IQR];"
   echo "cpu: the same ratio of the workload threads' CPU time (less disturbed by other load)"
   echo "dump: shim ms = level-2 JVMPI HEAP_DUMP (RequestEvent, timed in the agent); native ms ="
-  echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check"
+  echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check;"
+  echo "      no-agent ms = the floor (ndump: FollowReferences + tagging only), shim/no-agent = shim/floor"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
 }
@@ -286,7 +292,16 @@ run_dump_one() {
       done
       d1=$(now_ns)
       dwall=$(( (d1 - d0) / 1000000 ))
-      if [ -n "$line" ]; then
+      if [ -n "$line" ] && [ "$c" = ndump ]; then
+        # DUMP_MS <ms> OBJECTS <newly tagged> REFS <callbacks> RC <JVMTI error>
+        # shellcheck disable=SC2086
+        set -- $line
+        ms=$(awk -v x="$2" 'BEGIN{printf "%.0f", x}')
+        counts="objects=$4,refs=$6"
+        if ! { [ "$8" = 0 ] && [ "$4" -gt 0 ] 2>/dev/null; }; then
+          status="dumpfail(RC $8, objects $4)"
+        fi
+      elif [ -n "$line" ]; then
         # DUMP_MS <ms> BYTES <n> TRACES <t> LEVEL <l> RC <rc>
         # shellcheck disable=SC2086
         set -- $line
