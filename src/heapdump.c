@@ -1032,10 +1032,13 @@ static bool run_walk(struct walk *w, jobject initial)
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = ref_cb;
-    if (w->level >= 1 || w->single) {
+    /* Primitive field values only where they are written (level 2): each callback costs
+     * JVMTI a tag lookup, and every object is seen anyway as the referrer of its class.
+     * Arrays report their length through the array callback, so it stays at level 1. */
+    if (w->level >= 2 || w->single)
         hc.primitive_field_callback = prim_field_cb;
+    if (w->level >= 1 || w->single)
         hc.array_primitive_value_callback = prim_array_cb;
-    }
     bool ok = jvmti_ok((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w),
                        "FollowReferences for a heap dump");
     finish_current(w);
