@@ -25,7 +25,8 @@
 # harness sends SIGQUIT (DATA_DUMP_REQUEST) and prints the time RequestEvent took; jcmd is the
 # same workload without an agent, dumped with `jcmd PID GC.heap_dump -all=false FILE`, timed
 # by the VM ("Heap dump file created [N bytes in X secs]") and from outside (wall time of
-# the jcmd command); ndump is the floor: a native JVMTI agent (bench/agents/ndump.c) that on
+# the jcmd command); for all three, the CPU time the dumping JVM used over the dump (from
+# /proc/PID/stat before and after: the load of other processes does not count); ndump is the floor: a native JVMTI agent (bench/agents/ndump.c) that on
 # SIGQUIT runs only a FollowReferences walk tagging every untagged object and prints its time
 # as bdump does. A round is one JVM of each, order rotating; the .hprof file is deleted right
 # after each run. The goal compares the in-VM dump times (shim/jcmd); floor/jcmd and
@@ -36,6 +37,7 @@
 #   results.tsv   one line per run: jdk scenario round config status elapsed_ms cpu_ms wall_ms
 #                 process_cpu_s counts (dump: elapsed_ms = the in-VM dump time, wall_ms = the
 #                 dump seen from outside: SIGQUIT to the DUMP_MS line, or the jcmd command;
+#                 cpu_ms = the JVM's CPU time over that span, 10 ms resolution;
 #                 counts = bytes=..., records=... from the shim's progress line)
 #   summary.tsv   the final table
 #   raw/jdkN/SCENARIO/rNN-CONFIG.{cmd,out,err,time}   each run's command line and output
@@ -222,6 +224,9 @@ run_one() {
 # HeapBig in the background, waits for READY, dumps (bdump: SIGQUIT, then the agent's DUMP_MS
 # line; jcmd: jcmd GC.heap_dump), then releases the workload and waits for it to exit.
 now_ns() { date +%s%N; }
+# proc_ticks PID -> user + system CPU time of the JVM so far, in clock ticks (/proc/PID/stat)
+TICKS=$(getconf CLK_TCK 2>/dev/null || echo 100)
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 run_dump_one() {
   local j=$1 v=$2 s=$3 r=$4 c=$5
   local d=$OUT/raw/jdk$v/$s
@@ -255,16 +260,16 @@ run_dump_one() {
     [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no READY"; break; }
     sleep 0.05
   done
-  local ms="" dwall="" counts="-" line
+  local ms="" dwall="" counts="-" line k0="" k1="" dcpu="-"
   if [ -n "$jpid" ]; then
     if [ "$c" = jcmd ]; then
       local -a jc=("$j/bin/jcmd" "$jpid" GC.heap_dump -all=false "$hprof")
       { printf '%q ' "${jc[@]}"; echo; } >"$base.jcmd"
       local d0 d1 jrc
-      d0=$(now_ns)
+      d0=$(now_ns); k0=$(proc_ticks "$jpid")
       timeout -k 10 "$TIMEOUT" "${jc[@]}" >>"$base.jcmd" 2>&1
       jrc=$?
-      d1=$(now_ns)
+      d1=$(now_ns); k1=$(proc_ticks "$jpid")
       dwall=$(( (d1 - d0) / 1000000 ))
       echo "(exit status $jrc, wall ${dwall} ms)" >>"$base.jcmd"
       # "Heap dump file created [81466120 bytes in 0.304 secs]"
@@ -281,7 +286,7 @@ run_dump_one() {
       rm -f "$hprof"
     else
       local d0 d1
-      d0=$(now_ns)
+      d0=$(now_ns); k0=$(proc_ticks "$jpid")
       kill -QUIT "$jpid"
       while :; do
         line=$(grep -a '^DUMP_MS ' "$base.out" | head -n 1)
@@ -290,7 +295,7 @@ run_dump_one() {
         [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no DUMP_MS"; break; }
         sleep 0.01
       done
-      d1=$(now_ns)
+      d1=$(now_ns); k1=$(proc_ticks "$jpid")
       dwall=$(( (d1 - d0) / 1000000 ))
       if [ -n "$line" ] && [ "$c" = ndump ]; then
         # DUMP_MS <ms> OBJECTS <newly tagged> REFS <callbacks> RC <JVMTI error>
@@ -336,7 +341,8 @@ run_dump_one() {
   fi
   [ -n "$ms" ] || ms=${dwall:-$wall}
   [ -n "$dwall" ] || dwall=$wall
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "-" "$dwall" \
+  [ -n "$k0" ] && [ -n "$k1" ] && dcpu=$(( (k1 - k0) * 1000 / TICKS ))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "$dcpu" "$dwall" \
     "$cpu" "$counts" >>"$OUT/results.tsv"
   if [ "$status" != ok ]; then
     CRASHES=$((CRASHES + 1))

@@ -113,16 +113,19 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
     nconf = split(shim " " native " " floor, cf, " ")
     label[shim] = "(shim + JVMPI HEAP_DUMP)"; label[native] = "(jcmd GC.heap_dump)"
     label[floor] = "(floor: JVMTI walk + tags)"
-    printf "  %-31s %5s %9s %13s %13s %10s\n", "configuration", "runs", "dump ms", "min..max ms",
-           "outside ms", "process s"
+    printf "  %-31s %5s %9s %13s %13s %8s %10s\n", "configuration", "runs", "dump ms", "min..max ms",
+           "outside ms", "cpu ms", "process s"
     for (i = 1; i <= nconf; i++) {
         c = cf[i]
         stats(c, "ms"); med[c] = S["med"]; line = sprintf("  %-31s %5s %9s %13s", c " " label[c],
               S["n"] "/" runs[c] + 0, fmt_ms(S["med"]), fmt_ms(S["min"]) ".." fmt_ms(S["max"]))
         stats(c, "wall"); line = line sprintf(" %13s", fmt_ms(S["med"]))
+        stats(c, "cpu"); line = line sprintf(" %8s", fmt_ms(S["med"]))
         stats(c, "pcpu"); line = line sprintf(" %10s", S["med"] == "" ? "-" : sprintf("%.2f", S["med"]))
         print line (bad[c] ? "   " bad[c] " FAILED" : "")
     }
+    print "  (cpu ms: the dumping JVM's CPU time over the outside span, from /proc/PID/stat; the"
+    print "   load of other processes does not count, so it is steadier than wall times here)"
     print "  (dump ms: shim = RequestEvent(HEAP_DUMP, level 2) timed in the agent; jcmd = the VM's"
     print "   \"Heap dump file created ... in X secs\" (full GC + writing the file). outside ms: SIGQUIT"
     print "   to the agent's DUMP_MS line (includes the VM's thread dump); the whole jcmd command;"
@@ -134,8 +137,11 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
     rv_med = R["med"]; rv_q1 = R["q1"]; rv_q3 = R["q3"]
     ratio_line("shim / jcmd (outside)", shim, native, "wall", "")
     rf_med = ""; rf_q1 = ""; rf_q3 = ""
+    ratio_line("cpu: shim / jcmd", shim, native, "cpu", "")
     if (floor != "") {
         ratio_line("floor / jcmd (in-VM)", floor, native, "ms", "")
+        ratio_line("cpu: floor / jcmd", floor, native, "cpu", "")
+        ratio_line("cpu: shim / floor", shim, floor, "cpu", "")
         ratio_line("shim / floor", shim, floor, "ms", "")
         rf_med = R["med"]; rf_q1 = R["q1"]; rf_q3 = R["q3"]
     }

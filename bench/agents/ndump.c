@@ -7,6 +7,13 @@
  * It prints, as bdump does,
  *   DUMP_MS <ms> OBJECTS <objects newly tagged> REFS <callbacks> RC <JVMTI error>
  * so the harness can time it against the shim's dump and jcmd's. jvmti.h and libc only.
+ *
+ * Options, for measuring what a level-2 dump costs beyond the floor (not used by the
+ * harness): "prims" also asks the walk for primitive field values and primitive array
+ * elements (callbacks that do nothing), as the shim's level-2 walk does; "iterate" then
+ * runs an IterateThroughHeap with the same callbacks, the second pass a dump would need if
+ * it took object records from a heap iteration and only references from the walk. Each
+ * adds its time to the line: PRIMS 1, ITERATE_MS <ms>.
  */
 #include <jvmti.h>
 
@@ -17,6 +24,7 @@
 static jvmtiEnv *jvmti;
 static jlong next_tag;
 static long long tagged, refs;
+static int opt_prims, opt_iterate;
 
 static double now_ms(void)
 {
@@ -39,22 +47,64 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     return JVMTI_VISIT_OBJECTS;
 }
 
+static jint JNICALL prim_field_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+                                  jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+                                  jvmtiPrimitiveType type, void *ud)
+{
+    (void)kind; (void)info; (void)object_class_tag; (void)object_tag_ptr; (void)value;
+    (void)type; (void)ud;
+    return 0;
+}
+
+static jint JNICALL prim_array_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint count,
+                                  jvmtiPrimitiveType type, const void *elements, void *ud)
+{
+    (void)class_tag; (void)size; (void)tag_ptr; (void)count; (void)type; (void)elements;
+    (void)ud;
+    return 0;
+}
+
+static jint JNICALL iter_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)class_tag; (void)size; (void)tag_ptr; (void)length; (void)ud;
+    return 0;
+}
+
 static void JNICALL data_dump(jvmtiEnv *env)
 {
     jvmtiHeapCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.heap_reference_callback = ref_cb;
+    if (opt_prims) {
+        cb.primitive_field_callback = prim_field_cb;
+        cb.array_primitive_value_callback = prim_array_cb;
+    }
     tagged = refs = 0;
     double t0 = now_ms();
     jvmtiError err = (*env)->FollowReferences(env, 0, NULL, NULL, &cb, NULL);
     double t1 = now_ms();
-    printf("DUMP_MS %.1f OBJECTS %lld REFS %lld RC %d\n", t1 - t0, tagged, refs, (int)err);
+    printf("DUMP_MS %.1f OBJECTS %lld REFS %lld RC %d", t1 - t0, tagged, refs, (int)err);
+    if (opt_prims)
+        printf(" PRIMS 1");
+    if (opt_iterate) {
+        jvmtiHeapCallbacks ic;
+        memset(&ic, 0, sizeof ic);
+        ic.heap_iteration_callback = iter_cb;
+        ic.primitive_field_callback = prim_field_cb;
+        ic.array_primitive_value_callback = prim_array_cb;
+        t0 = now_ms();
+        (*env)->IterateThroughHeap(env, 0, NULL, &ic, NULL);
+        printf(" ITERATE_MS %.1f", now_ms() - t0);
+    }
+    printf("\n");
     fflush(stdout);
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
-    (void)options; (void)reserved;
+    (void)reserved;
+    opt_prims = options != NULL && strstr(options, "prims") != NULL;
+    opt_iterate = options != NULL && strstr(options, "iterate") != NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK)
         return JNI_ERR;
     jvmtiCapabilities caps;
