@@ -111,7 +111,8 @@ print_summary() { # DIR
   echo "cpu: the same ratio of the workload threads' CPU time (less disturbed by other load)"
   echo "dump: shim ms = level-2 JVMPI HEAP_DUMP (RequestEvent, timed in the agent); native ms ="
   echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check;"
-  echo "      no-agent ms = the floor (ndump: FollowReferences + tagging only), shim/no-agent = shim/floor"
+  echo "      no-agent ms = the floor (ndump: FollowReferences + tagging only), shim/no-agent = shim/floor;
+      cpu columns: the dumping JVM's CPU time, shim/floor and shim/jcmd"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
 }

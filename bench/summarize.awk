@@ -138,10 +138,12 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
     ratio_line("shim / jcmd (outside)", shim, native, "wall", "")
     rf_med = ""; rf_q1 = ""; rf_q3 = ""
     ratio_line("cpu: shim / jcmd", shim, native, "cpu", "")
+    cj_med = R["med"]; cf_med = ""
     if (floor != "") {
         ratio_line("floor / jcmd (in-VM)", floor, native, "ms", "")
         ratio_line("cpu: floor / jcmd", floor, native, "cpu", "")
         ratio_line("cpu: shim / floor", shim, floor, "cpu", "")
+        cf_med = R["med"]
         ratio_line("shim / floor", shim, floor, "ms", "")
         rf_med = R["med"]; rf_q1 = R["q1"]; rf_q3 = R["q3"]
     }
@@ -178,7 +180,7 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
     printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jdk, scen,
            floor == "" ? "-" : fmt_ms(med[floor]), fmt_ms(med[shim]), fmt_ms(med[native]),
            fmt_r(rf_med), rf_med == "" ? "-" : fmt_r(rf_q1) ".." fmt_r(rf_q3), fmt_r(rv_med),
-           fmt_r(rv_q1) ".." fmt_r(rv_q3), "-", "-", goaltxt, verdict, check >> summary
+           fmt_r(rv_q1) ".." fmt_r(rv_q3), fmt_r(cf_med), fmt_r(cj_med), goaltxt, verdict, check >> summary
 }
 
 END {
