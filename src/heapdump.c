@@ -1112,6 +1112,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     }
     index_classes(&w);
     prim_mirrors(&w);
+    double tc = now_s();
     if (single == NULL)
         threads_hold(jni, &w, &ts);
     bool ok = !w.failed && run_walk(&w, single);
@@ -1142,8 +1143,9 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     }
     const char *what = single ? "OBJECT_DUMP" : "HEAP_DUMP";
     /* The buffer grows by doubling (dumpbuf.c): its capacity is the dump's peak memory. */
-    log_info("%s level %d: %zu bytes in a %zu-byte buffer, %zu records", what, level, out.len,
-             out.cap, w.records);
+    log_info("%s level %d: %zu bytes in a %zu-byte buffer, %zu records; class layouts %.0f ms, "
+             "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
+             (t1 - tc) * 1e3);
     if (!ok || out.oom || w.objs.oom || w.thread_roots.oom || w.other_roots.oom) {
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
