@@ -97,7 +97,7 @@ struct walk {
     jobject prim_refs[9];
     jlong prim_ids[9];
     bool prim_seen[9];
-    int n_prims;
+    int n_prims, prims_unseen;  /* once all are seen (they are VM roots), ref_cb stops looking */
     jlong prim_min, prim_max;
     /* Roots, buffered so they come out in HotSpot's order. */
     struct dumpbuf thread_roots, other_roots;
@@ -719,6 +719,7 @@ static void prim_mirrors(struct walk *w)
         jlong t = ids_tag(id);
         w->prim_refs[w->n_prims] = weak;
         w->prim_ids[w->n_prims++] = t;
+        w->prims_unseen++;
         if (w->prim_min > w->prim_max) {
             w->prim_min = w->prim_max = t;
         } else {
@@ -732,8 +733,10 @@ static void prim_mirrors(struct walk *w)
 static void prim_mark(struct walk *w, jlong id)
 {
     for (int i = 0; i < w->n_prims; i++)
-        if (w->prim_ids[i] == id)
+        if (w->prim_ids[i] == id && !w->prim_seen[i]) {
             w->prim_seen[i] = true;
+            w->prims_unseen--;
+        }
 }
 
 /* After the walk (other threads still held): one record per mirror the walk reached, or
@@ -803,7 +806,7 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     jlong id = tag_or_new(tag_ptr, size);
     if (length >= 0)
         len_put(w, id, length); /* the referee is an array: its record needs the length */
-    if (id >= w->prim_min && id <= w->prim_max)
+    if (w->prims_unseen > 0 && id >= w->prim_min && id <= w->prim_max)
         prim_mark(w, id);
     if (w->single) {
         /* OBJECT_DUMP: only references from the initial object; visit nothing else. */
