@@ -30,7 +30,8 @@
  * primitive field, static and array element values, as the spec says. Array-class mirrors
  * appear only at level 0, as in HotSpot. Mirrors of primitive classes (int.class, ...) are
  * instances of java.lang.Class, as in HotSpot; JVMTI's walk reports them only as roots and
- * referees, so their records are written after the walk from JNI (prim_records).
+ * referees, so their fields are read with JNI before the walk (prim_mirrors) and their
+ * records written after it (prim_records).
  */
 #include "api.h"
 #include "calltrace.h"
@@ -91,11 +92,11 @@ struct walk {
     size_t cmask;
     jlong class_class_id;       /* id of java.lang.Class */
     /* Mirrors of the primitive classes: JVMTI reports them as roots and referees but never
-     * as referrers (HotSpot's walk skips them), so their records are written after the
-     * walk, from JNI, for those the walk reached. prim_min..prim_max bounds their ids so
-     * that the check in ref_cb costs two compares. */
-    jobject prim_refs[9];
+     * as referrers (HotSpot's walk skips them), so their fields are read with JNI before
+     * the walk and their records written after it, for those the walk reached.
+     * prim_min..prim_max bounds their ids so that the check in ref_cb costs two compares. */
     jlong prim_ids[9];
+    jlong *prim_vals;           /* [mirror * n_inst of java.lang.Class + field], as slots */
     bool prim_seen[9];
     int n_prims, prims_unseen;  /* once all are seen (they are VM roots), ref_cb stops looking */
     jlong prim_min, prim_max;
@@ -684,8 +685,43 @@ static JNIEnv *thread_env(struct walk *w, jlong thread_tag, jint *frames)
 
 /* ---- mirrors of primitive classes ---- */
 
-/* Before the walk: the nine mirrors (int.class ... void.class), from
- * Class.getPrimitiveClass, which is native and runs no Java code. */
+/* A field of obj as the walk would have reported it: raw bits, or the referee's id. */
+static jlong jni_field(JNIEnv *jni, jobject obj, const struct hfield *f)
+{
+    switch (f->type) {
+    case 'Z': return (*jni)->GetBooleanField(jni, obj, f->fid);
+    case 'B': return (uint8_t)(*jni)->GetByteField(jni, obj, f->fid);
+    case 'C': return (*jni)->GetCharField(jni, obj, f->fid);
+    case 'S': return (uint16_t)(*jni)->GetShortField(jni, obj, f->fid);
+    case 'I': return (uint32_t)(*jni)->GetIntField(jni, obj, f->fid);
+    case 'J': return (*jni)->GetLongField(jni, obj, f->fid);
+    case 'F': {
+        jfloat x = (*jni)->GetFloatField(jni, obj, f->fid);
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        return bits;
+    }
+    case 'D': {
+        jdouble x = (*jni)->GetDoubleField(jni, obj, f->fid);
+        jlong v;
+        memcpy(&v, &x, 8);
+        return v;
+    }
+    default: {
+        jobject r = (*jni)->GetObjectField(jni, obj, f->fid);
+        jlong v = r ? ids_tag(ids_of(jni, r)) : 0;
+        if (r)
+            (*jni)->DeleteLocalRef(jni, r);
+        return v;
+    }
+    }
+}
+
+/* Before the walk, and before the other threads are held (tagging takes a lock a held
+ * thread might own): the nine mirrors (int.class ... void.class), from
+ * Class.getPrimitiveClass, which is native and runs no Java code, and at levels 1 and 2
+ * their fields. The walk does not follow those fields, so an object reachable only from a
+ * primitive mirror (a cached name, reflection data) is named but has no record. */
 static void prim_mirrors(struct walk *w)
 {
     static const char *const names[9] = {"boolean", "byte", "char", "short", "int", "long",
@@ -693,41 +729,49 @@ static void prim_mirrors(struct walk *w)
     JNIEnv *jni = w->jni;
     w->prim_min = 1;
     w->prim_max = 0;
-    jclass cc = (*jni)->FindClass(jni, "java/lang/Class");
-    jmethodID m = cc ? (*jni)->GetStaticMethodID(jni, cc, "getPrimitiveClass",
-                                                 "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
-    if (m == NULL) {
+    struct hclass *cc = hclass_find(w, w->class_class_id);
+    jclass ccl = (*jni)->FindClass(jni, "java/lang/Class");
+    jmethodID m = ccl ? (*jni)->GetStaticMethodID(jni, ccl, "getPrimitiveClass",
+                                                  "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
+    if (m == NULL || cc == NULL) {
         (*jni)->ExceptionClear(jni);
-        log_warn("heap dump: no Class.getPrimitiveClass: primitive mirrors are not dumped");
+        if (ccl)
+            (*jni)->DeleteLocalRef(jni, ccl);
+        log_warn("heap dump: no java.lang.Class layout or Class.getPrimitiveClass: "
+                 "primitive mirrors are not dumped");
+        return;
+    }
+    bool fields = w->level >= 1 && cc->n_inst > 0;
+    if (fields && (w->prim_vals = calloc(9 * (size_t)cc->n_inst, sizeof *w->prim_vals)) == NULL) {
+        w->failed = true;
         return;
     }
     for (int i = 0; i < 9; i++) {
         jstring n = (*jni)->NewStringUTF(jni, names[i]);
-        jobject c = n ? (*jni)->CallStaticObjectMethod(jni, cc, m, n) : NULL;
+        jobject c = n ? (*jni)->CallStaticObjectMethod(jni, ccl, m, n) : NULL;
         if ((*jni)->ExceptionCheck(jni))
             (*jni)->ExceptionClear(jni);
         if (n)
             (*jni)->DeleteLocalRef(jni, n);
         jobjectID id = c ? ids_of(jni, c) : NULL;
-        /* A weak reference: a local or global one would make the mirror a JNI root of
-         * the dump. Primitive mirrors are never collected. */
-        jobject weak = id ? (*jni)->NewWeakGlobalRef(jni, c) : NULL;
+        if (id != NULL) {
+            jlong t = ids_tag(id);
+            for (jint k = 0; fields && k < cc->n_inst; k++)
+                w->prim_vals[(size_t)w->n_prims * (size_t)cc->n_inst + (size_t)k] =
+                    jni_field(jni, c, &cc->inst[k]);
+            w->prim_ids[w->n_prims++] = t;
+            w->prims_unseen++;
+            if (w->prim_min > w->prim_max) {
+                w->prim_min = w->prim_max = t;
+            } else {
+                if (t < w->prim_min) w->prim_min = t;
+                if (t > w->prim_max) w->prim_max = t;
+            }
+        }
         if (c)
             (*jni)->DeleteLocalRef(jni, c);
-        if (weak == NULL)
-            continue;
-        jlong t = ids_tag(id);
-        w->prim_refs[w->n_prims] = weak;
-        w->prim_ids[w->n_prims++] = t;
-        w->prims_unseen++;
-        if (w->prim_min > w->prim_max) {
-            w->prim_min = w->prim_max = t;
-        } else {
-            if (t < w->prim_min) w->prim_min = t;
-            if (t > w->prim_max) w->prim_max = t;
-        }
     }
-    (*jni)->DeleteLocalRef(jni, cc);
+    (*jni)->DeleteLocalRef(jni, ccl);
 }
 
 static void prim_mark(struct walk *w, jlong id)
@@ -739,13 +783,10 @@ static void prim_mark(struct walk *w, jlong id)
         }
 }
 
-/* After the walk (other threads still held): one record per mirror the walk reached, or
- * (OBJECT_DUMP) for the requested mirror: an instance of java.lang.Class, its fields read
- * with JNI. The walk does not follow them, so an object reachable only from a primitive
- * mirror's fields (a cached name, reflection data) is named but has no record. */
+/* After the walk: one record per mirror the walk reached, or (OBJECT_DUMP) for the
+ * requested mirror: an instance of java.lang.Class with the fields read before the walk. */
 static void prim_records(struct walk *w)
 {
-    JNIEnv *jni = w->jni;
     struct hclass *cc = hclass_find(w, w->class_class_id);
     if (cc == NULL)
         return;
@@ -757,40 +798,10 @@ static void prim_records(struct walk *w)
         w->cur_class = cc->id;
         w->cur_size = 0;
         w->cur_len = -1;
-        for (jint k = 0; w->level >= 1 && k < cc->n_inst; k++) {
+        for (jint k = 0; w->prim_vals != NULL && k < cc->n_inst; k++) {
             struct hfield *f = &cc->inst[k];
-            jobject o = w->prim_refs[i];
-            jlong v = 0;
-            switch (f->type) {
-            case 'Z': v = (*jni)->GetBooleanField(jni, o, f->fid); break;
-            case 'B': v = (uint8_t)(*jni)->GetByteField(jni, o, f->fid); break;
-            case 'C': v = (*jni)->GetCharField(jni, o, f->fid); break;
-            case 'S': v = (uint16_t)(*jni)->GetShortField(jni, o, f->fid); break;
-            case 'I': v = (uint32_t)(*jni)->GetIntField(jni, o, f->fid); break;
-            case 'J': v = (*jni)->GetLongField(jni, o, f->fid); break;
-            case 'F': {
-                jfloat x = (*jni)->GetFloatField(jni, o, f->fid);
-                uint32_t bits;
-                memcpy(&bits, &x, 4);
-                v = bits;
-                break;
-            }
-            case 'D': {
-                jdouble x = (*jni)->GetDoubleField(jni, o, f->fid);
-                memcpy(&v, &x, 8);
-                break;
-            }
-            default: {
-                jobject r = (*jni)->GetObjectField(jni, o, f->fid);
-                if (r != NULL) {
-                    v = ids_tag(ids_of(jni, r));
-                    (*jni)->DeleteLocalRef(jni, r);
-                }
-                break;
-            }
-            }
             if (ensure_slots(w, f->index + 1)) {
-                w->slots[f->index] = v;
+                w->slots[f->index] = w->prim_vals[(size_t)i * (size_t)cc->n_inst + (size_t)k];
                 w->slot_gen[f->index] = w->gen;
             }
         }
@@ -1005,8 +1016,7 @@ static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
 static void walk_free(struct walk *w)
 {
     free_classes(w);
-    for (int i = 0; i < w->n_prims; i++)
-        (*w->jni)->DeleteWeakGlobalRef(w->jni, w->prim_refs[i]);
+    free(w->prim_vals);
     db_free(&w->thread_roots);
     db_free(&w->other_roots);
     db_free(&w->objs);
