@@ -25,14 +25,19 @@
 # harness sends SIGQUIT (DATA_DUMP_REQUEST) and prints the time RequestEvent took; jcmd is the
 # same workload without an agent, dumped with `jcmd PID GC.heap_dump -all=false FILE`, timed
 # by the VM ("Heap dump file created [N bytes in X secs]") and from outside (wall time of
-# the jcmd command). A round is one JVM of each, order alternating; the .hprof file is
-# deleted right after each run. The goal compares the in-VM dump times (shim/jcmd).
+# the jcmd command); for all three, the CPU time the dumping JVM used over the dump (from
+# /proc/PID/stat before and after: the load of other processes does not count); ndump is the floor: a native JVMTI agent (bench/agents/ndump.c) that on
+# SIGQUIT runs only a FollowReferences walk tagging every untagged object and prints its time
+# as bdump does. A round is one JVM of each, order rotating; the .hprof file is deleted right
+# after each run. The goal compares the in-VM dump times (shim/jcmd); floor/jcmd and
+# shim/floor are printed beside it.
 #
 # Output: build/bench/<date-time>/ (build/bench/latest points to the newest):
 #   report.txt    everything printed here
 #   results.tsv   one line per run: jdk scenario round config status elapsed_ms cpu_ms wall_ms
 #                 process_cpu_s counts (dump: elapsed_ms = the in-VM dump time, wall_ms = the
 #                 dump seen from outside: SIGQUIT to the DUMP_MS line, or the jcmd command;
+#                 cpu_ms = the JVM's CPU time over that span, 10 ms resolution;
 #                 counts = bytes=..., records=... from the shim's progress line)
 #   summary.tsv   the final table
 #   raw/jdkN/SCENARIO/rNN-CONFIG.{cmd,out,err,time}   each run's command line and output
@@ -68,7 +73,7 @@ scenario() {
              DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
     # EXPECT: the smallest level-2 dump of the workload's own objects: 1 M Node records
     # (u1 type, id, class id, u4 length, id + id + int = 41 bytes) + 1 M Leaf records (29).
-    dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd";             ROUNDS=5
+    dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd ndump";       ROUNDS=5
              GOAL=shim_jcmd;   GOALMAX=1.5;  COUNTKEY=bytes;   EXPECT=70000000
              DESC="HeapBig 1000000: 2 M live objects, level-2 JVMPI HEAP_DUMP vs jcmd GC.heap_dump" ;;
     *) echo "run.sh: unknown scenario $1" >&2; return 1 ;;
@@ -89,8 +94,10 @@ summarize_scenario() { # DIR JDKMAJOR SCEN
   scenario "$s" || return 1
   # shellcheck disable=SC2086
   set -- $CONFS
+  local floor=""
+  [ "$s" = dump ] && [ $# = 3 ] && { floor=$3; set -- "$1" "$2"; }  # dump: the floor is third
   [ $# = 2 ] && set -- "" "$1" "$2"   # shim, comparison: no no-agent configuration
-  awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" \
+  awk -F'\t' -v jdk="$v" -v scen="$s" -v none="$1" -v shim="$2" -v native="$3" -v floor="$floor" \
       -v goal="$GOAL" -v goalmax="$GOALMAX" -v countkey="$COUNTKEY" -v expect="$EXPECT" \
       -v summary="$dir/summary.tsv" -v checks="$dir/checks.txt" \
       -f "$ROOT/bench/summarize.awk" "$dir/results.tsv"
@@ -103,7 +110,9 @@ print_summary() { # DIR
   echo "ms: median in-Java elapsed ms; ratios: median of per-round ratios of elapsed ms [IQR];"
   echo "cpu: the same ratio of the workload threads' CPU time (less disturbed by other load)"
   echo "dump: shim ms = level-2 JVMPI HEAP_DUMP (RequestEvent, timed in the agent); native ms ="
-  echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check"
+  echo "      jcmd GC.heap_dump (the VM's own dump time); shim/native = shim/jcmd; counts = dump size check;"
+  echo "      no-agent ms = the floor (ndump: FollowReferences + tagging only), shim/no-agent = shim/floor;
+      cpu columns: the dumping JVM's CPU time, shim/floor and shim/jcmd"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
 }
@@ -216,6 +225,9 @@ run_one() {
 # HeapBig in the background, waits for READY, dumps (bdump: SIGQUIT, then the agent's DUMP_MS
 # line; jcmd: jcmd GC.heap_dump), then releases the workload and waits for it to exit.
 now_ns() { date +%s%N; }
+# proc_ticks PID -> user + system CPU time of the JVM so far, in clock ticks (/proc/PID/stat)
+TICKS=$(getconf CLK_TCK 2>/dev/null || echo 100)
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 run_dump_one() {
   local j=$1 v=$2 s=$3 r=$4 c=$5
   local d=$OUT/raw/jdk$v/$s
@@ -249,16 +261,16 @@ run_dump_one() {
     [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no READY"; break; }
     sleep 0.05
   done
-  local ms="" dwall="" counts="-" line
+  local ms="" dwall="" counts="-" line k0="" k1="" dcpu="-"
   if [ -n "$jpid" ]; then
     if [ "$c" = jcmd ]; then
       local -a jc=("$j/bin/jcmd" "$jpid" GC.heap_dump -all=false "$hprof")
       { printf '%q ' "${jc[@]}"; echo; } >"$base.jcmd"
       local d0 d1 jrc
-      d0=$(now_ns)
+      d0=$(now_ns); k0=$(proc_ticks "$jpid")
       timeout -k 10 "$TIMEOUT" "${jc[@]}" >>"$base.jcmd" 2>&1
       jrc=$?
-      d1=$(now_ns)
+      d1=$(now_ns); k1=$(proc_ticks "$jpid")
       dwall=$(( (d1 - d0) / 1000000 ))
       echo "(exit status $jrc, wall ${dwall} ms)" >>"$base.jcmd"
       # "Heap dump file created [81466120 bytes in 0.304 secs]"
@@ -275,7 +287,7 @@ run_dump_one() {
       rm -f "$hprof"
     else
       local d0 d1
-      d0=$(now_ns)
+      d0=$(now_ns); k0=$(proc_ticks "$jpid")
       kill -QUIT "$jpid"
       while :; do
         line=$(grep -a '^DUMP_MS ' "$base.out" | head -n 1)
@@ -284,9 +296,18 @@ run_dump_one() {
         [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no DUMP_MS"; break; }
         sleep 0.01
       done
-      d1=$(now_ns)
+      d1=$(now_ns); k1=$(proc_ticks "$jpid")
       dwall=$(( (d1 - d0) / 1000000 ))
-      if [ -n "$line" ]; then
+      if [ -n "$line" ] && [ "$c" = ndump ]; then
+        # DUMP_MS <ms> OBJECTS <newly tagged> REFS <callbacks> RC <JVMTI error>
+        # shellcheck disable=SC2086
+        set -- $line
+        ms=$(awk -v x="$2" 'BEGIN{printf "%.0f", x}')
+        counts="objects=$4,refs=$6"
+        if ! { [ "$8" = 0 ] && [ "$4" -gt 0 ] 2>/dev/null; }; then
+          status="dumpfail(RC $8, objects $4)"
+        fi
+      elif [ -n "$line" ]; then
         # DUMP_MS <ms> BYTES <n> TRACES <t> LEVEL <l> RC <rc>
         # shellcheck disable=SC2086
         set -- $line
@@ -321,7 +342,8 @@ run_dump_one() {
   fi
   [ -n "$ms" ] || ms=${dwall:-$wall}
   [ -n "$dwall" ] || dwall=$wall
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "-" "$dwall" \
+  [ -n "$k0" ] && [ -n "$k1" ] && dcpu=$(( (k1 - k0) * 1000 / TICKS ))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$r" "$c" "$status" "$ms" "$dcpu" "$dwall" \
     "$cpu" "$counts" >>"$OUT/results.tsv"
   if [ "$status" != ok ]; then
     CRASHES=$((CRASHES + 1))

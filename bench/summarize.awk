@@ -12,7 +12,8 @@
 # by the agent at shutdown.
 #
 # Two-configuration scenarios (dump) pass none="" and shim, native = the shim configuration
-# and its comparison (jcmd). Then elapsed_ms is each run's in-VM dump time, wall_ms the dump
+# and its comparison (jcmd); dump also passes floor = the native walk-and-tag agent (ndump),
+# shown beside them with floor/jcmd and shim/floor. Then elapsed_ms is each run's in-VM dump time, wall_ms the dump
 # seen from outside (SIGQUIT to the agent's DUMP_MS line; the jcmd command), the goal
 # (goal=shim_jcmd) is on shim/jcmd of elapsed_ms, and counts carry bytes=..., compared
 # between the two (within 2x) and against expect, the minimum size of the workload's records.
@@ -109,27 +110,43 @@ $1 == jdk && $2 == scen {
 }
 
 function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
-    nconf = split(shim " " native, cf, " ")
+    nconf = split(shim " " native " " floor, cf, " ")
     label[shim] = "(shim + JVMPI HEAP_DUMP)"; label[native] = "(jcmd GC.heap_dump)"
-    printf "  %-31s %5s %9s %13s %13s %10s\n", "configuration", "runs", "dump ms", "min..max ms",
-           "outside ms", "process s"
+    label[floor] = "(floor: JVMTI walk + tags)"
+    printf "  %-31s %5s %9s %13s %13s %8s %10s\n", "configuration", "runs", "dump ms", "min..max ms",
+           "outside ms", "cpu ms", "process s"
     for (i = 1; i <= nconf; i++) {
         c = cf[i]
         stats(c, "ms"); med[c] = S["med"]; line = sprintf("  %-31s %5s %9s %13s", c " " label[c],
               S["n"] "/" runs[c] + 0, fmt_ms(S["med"]), fmt_ms(S["min"]) ".." fmt_ms(S["max"]))
         stats(c, "wall"); line = line sprintf(" %13s", fmt_ms(S["med"]))
+        stats(c, "cpu"); line = line sprintf(" %8s", fmt_ms(S["med"]))
         stats(c, "pcpu"); line = line sprintf(" %10s", S["med"] == "" ? "-" : sprintf("%.2f", S["med"]))
         print line (bad[c] ? "   " bad[c] " FAILED" : "")
     }
+    print "  (cpu ms: the dumping JVM's CPU time over the outside span, from /proc/PID/stat; the"
+    print "   load of other processes does not count, so it is steadier than wall times here)"
     print "  (dump ms: shim = RequestEvent(HEAP_DUMP, level 2) timed in the agent; jcmd = the VM's"
     print "   \"Heap dump file created ... in X secs\" (full GC + writing the file). outside ms: SIGQUIT"
-    print "   to the agent's DUMP_MS line (includes the VM's thread dump); the whole jcmd command)"
+    print "   to the agent's DUMP_MS line (includes the VM's thread dump); the whole jcmd command;"
+    print "   floor = FollowReferences tagging every untagged object, nothing else, timed in ndump)"
     nr = 0
     for (r = 1; r <= maxr; r++) if (((shim, r) in ok) && ((native, r) in ok)) nr++
     printf "  per-round ratios over %d complete rounds (median, IQR, min..max):\n", nr
     ratio_line("shim / jcmd (in-VM)", shim, native, "ms", "")
     rv_med = R["med"]; rv_q1 = R["q1"]; rv_q3 = R["q3"]
     ratio_line("shim / jcmd (outside)", shim, native, "wall", "")
+    rf_med = ""; rf_q1 = ""; rf_q3 = ""
+    ratio_line("cpu: shim / jcmd", shim, native, "cpu", "")
+    cj_med = R["med"]; cf_med = ""
+    if (floor != "") {
+        ratio_line("floor / jcmd (in-VM)", floor, native, "ms", "")
+        ratio_line("cpu: floor / jcmd", floor, native, "cpu", "")
+        ratio_line("cpu: shim / floor", shim, floor, "cpu", "")
+        cf_med = R["med"]
+        ratio_line("shim / floor", shim, floor, "ms", "")
+        rf_med = R["med"]; rf_q1 = R["q1"]; rf_q3 = R["q3"]
+    }
     verdict = "NO DATA"; goaltxt = "shim/jcmd <= " goalmax
     if (rv_med != "") verdict = (rv_med <= goalmax + 0) ? "PASS" : "MISS"
     note = ""
@@ -160,9 +177,10 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
            check, why
     if (check != "ok")
         print jdk "\t" scen "\t" check "\t" why > checks
-    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jdk, scen, "-",
-           fmt_ms(med[shim]), fmt_ms(med[native]), "-", "-", fmt_r(rv_med),
-           fmt_r(rv_q1) ".." fmt_r(rv_q3), "-", "-", goaltxt, verdict, check >> summary
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jdk, scen,
+           floor == "" ? "-" : fmt_ms(med[floor]), fmt_ms(med[shim]), fmt_ms(med[native]),
+           fmt_r(rf_med), rf_med == "" ? "-" : fmt_r(rf_q1) ".." fmt_r(rf_q3), fmt_r(rv_med),
+           fmt_r(rv_q1) ".." fmt_r(rv_q3), fmt_r(cf_med), fmt_r(cj_med), goaltxt, verdict, check >> summary
 }
 
 END {

@@ -16,7 +16,9 @@
  * CLASS_LOAD facts, as hprof did) to find marker 7 (DumpMarker with i == 7), marker 0, the
  * int[] {3,1,4,1,5,9,2,6}, the Object[] (the object array of element class Object among
  * main's JAVA_FRAME roots), the array DumpMarkers.MARKERS (its id through JNI) and the
- * class dumps of DumpMarker and DumpMarkers; for each, RequestEvent(OBJECT_DUMP, id) with GC disabled: the data is
+ * class dumps of DumpMarker and DumpMarkers, and the record of int.class (a primitive
+ * class's mirror, an instance of java.lang.Class; its id through JNI from Integer.TYPE);
+ * for each, RequestEvent(OBJECT_DUMP, id) with GC disabled: the data is
  * written to obj_<name>.dump, the heap dump's record to heaprec_<name>.bin, and compared.
  * Also marker 7's id through JNI (DumpMarkers.MARKERS[7], jobject2jobjectID), and
  * OBJECT_DUMP with the garbage id 0x1234 and with NULL, which must fail with no event.
@@ -428,13 +430,16 @@ struct target {
     size_t off, len;
     int found;
 };
-enum { T_MARKER7, T_MARKER0, T_INTS, T_OBJS, T_MARKERS_ARRAY, T_CLASS_MARKER, T_CLASS_MARKERS, T_N };
+enum { T_MARKER7, T_MARKER0, T_INTS, T_OBJS, T_MARKERS_ARRAY, T_CLASS_MARKER, T_CLASS_MARKERS,
+       T_INT_CLASS, T_N };
 static struct target targets[T_N] = {
     {"marker7", 0, 0, 0, 0}, {"marker0", 0, 0, 0, 0}, {"ints", 0, 0, 0, 0},
     {"objs", 0, 0, 0, 0}, {"markers_array", 0, 0, 0, 0},
     {"class_DumpMarker", 0, 0, 0, 0}, {"class_DumpMarkers", 0, 0, 0, 0},
+    {"int_class", 0, 0, 0, 0},
 };
 static jobjectID markers_array_id;      /* DumpMarkers.MARKERS, through JNI */
+static jobjectID int_class_id;          /* int.class (Integer.TYPE), through JNI */
 static JNIEnv *main_env;
 #define MAXROOTS 64
 static jobjectID main_roots[MAXROOTS];  /* JAVA_FRAME roots on main */
@@ -460,6 +465,8 @@ static void find_pass1(const struct rec *r, void *ctx)
             main_roots[nmain_roots++] = id;
     } else if (r->type == JVMPI_GC_OBJ_ARRAY_DUMP && id == markers_array_id && id != NULL) {
         hit(T_MARKERS_ARRAY, r, id);
+    } else if (r->type == JVMPI_GC_INSTANCE_DUMP && id == int_class_id && id != NULL) {
+        hit(T_INT_CLASS, r, id);
     } else if (r->type == JVMPI_GC_INSTANCE_DUMP && ptr_at(b + P) == marker_class && marker_i_offset >= 0) {
         uint32_t k = be4(b + 2 * P);
         if ((uint32_t)marker_i_offset + 4 <= k) {
@@ -549,10 +556,31 @@ static jobjectID jni_marker7(JNIEnv *jni, jobjectID *array_id)
     return id;
 }
 
+/* Through JNI: Integer.TYPE (int.class) -> jobject2jobjectID */
+static jobjectID jni_int_class(JNIEnv *jni)
+{
+    jclass c = (*jni)->FindClass(jni, "java/lang/Integer");
+    jfieldID f = c ? (*jni)->GetStaticFieldID(jni, c, "TYPE", "Ljava/lang/Class;") : NULL;
+    jobject t = f ? (*jni)->GetStaticObjectField(jni, c, f) : NULL;
+    if (t == NULL) {
+        (*jni)->ExceptionClear(jni);
+        FAIL("Integer.TYPE not readable through JNI");
+        return NULL;
+    }
+    jvmpi->DisableGC();
+    jobjectID id = jvmpi->jobject2jobjectID(t);
+    jvmpi->EnableGC();
+    (*jni)->DeleteLocalRef(jni, t);
+    (*jni)->DeleteLocalRef(jni, c);
+    return id;
+}
+
 static void object_mode(JNIEnv *jni)
 {
     jobjectID j7 = jni_marker7(jni, &markers_array_id);
-    say("jni marker7=%p markers_array=%p", (void *)j7, (void *)markers_array_id);
+    int_class_id = jni_int_class(jni);
+    say("jni marker7=%p markers_array=%p int_class=%p", (void *)j7, (void *)markers_array_id,
+        (void *)int_class_id);
     pthread_mutex_lock(&mu);
     for (int i = 0; i < nthr; i++)
         if (strcmp(thr[i].name, "main") == 0 && !thr[i].ended)

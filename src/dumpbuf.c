@@ -4,6 +4,7 @@
  * growth on big heaps). Encoding follows HotSpot's dumps (reference-behavior.md §4.1):
  * numbers and primitive values big-endian, ids and pointers native. An allocation failure
  * sets oom and drops further writes; the caller reports it instead of a truncated dump.
+ * The writers themselves are inline in dumpbuf.h; only growth lives here.
  */
 #include "dumpbuf.h"
 
@@ -28,7 +29,7 @@ void db_free(struct dumpbuf *b)
     memset(b, 0, sizeof *b);
 }
 
-static bool grow(struct dumpbuf *b, size_t n)
+bool db_grow(struct dumpbuf *b, size_t n)
 {
     if (b->oom)
         return false;
@@ -52,47 +53,10 @@ static bool grow(struct dumpbuf *b, size_t n)
     return true;
 }
 
-void db_bytes(struct dumpbuf *b, const void *src, size_t n)
-{
-    if (!grow(b, n))
-        return;
-    memcpy(b->p + b->len, src, n);
-    b->len += n;
-}
-
-void db_u1(struct dumpbuf *b, uint8_t v)
-{
-    db_bytes(b, &v, 1);
-}
-
-void db_u2(struct dumpbuf *b, uint16_t v)
-{
-    unsigned char x[2] = {(unsigned char)(v >> 8), (unsigned char)v};
-    db_bytes(b, x, 2);
-}
-
-void db_u4(struct dumpbuf *b, uint32_t v)
-{
-    unsigned char x[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 8), (unsigned char)v};
-    db_bytes(b, x, 4);
-}
-
-void db_u8(struct dumpbuf *b, uint64_t v)
-{
-    db_u4(b, (uint32_t)(v >> 32));
-    db_u4(b, (uint32_t)v);
-}
-
-void db_ptr(struct dumpbuf *b, const void *v)
-{
-    db_bytes(b, &v, sizeof v);
-}
-
 size_t db_reserve(struct dumpbuf *b, size_t n)
 {
     size_t off = b->len;
-    if (grow(b, n)) {
+    if (db_room(b, n)) {
         memset(b->p + b->len, 0, n);
         b->len += n;
     }

@@ -28,7 +28,10 @@
  * interfaces, resolved constant-pool object
  * constants (u2 index, JVMPI_CLASS, id), statics in CLASS_LOAD's order. Level 1 omits
  * primitive field, static and array element values, as the spec says. Array-class mirrors
- * appear only at level 0, as in HotSpot.
+ * appear only at level 0, as in HotSpot. Mirrors of primitive classes (int.class, ...) are
+ * instances of java.lang.Class, as in HotSpot; JVMTI's walk reports them only as roots and
+ * referees, so their fields are read with JNI before the walk (prim_mirrors) and their
+ * records written after it (prim_records).
  */
 #include "api.h"
 #include "calltrace.h"
@@ -53,6 +56,7 @@
 struct hfield {
     jint index;     /* JVMTI field index (for instances of THIS class) */
     char type;      /* signature char: 'L' for references ('[' folded into 'L') */
+    jfieldID fid;   /* for reading a primitive mirror's fields with JNI (see prim_mirrors) */
 };
 
 struct hclass {
@@ -81,10 +85,27 @@ struct walk {
     bool single;                /* OBJECT_DUMP: only the initial object */
     jlong single_tag;
     struct hclass *classes;
+    /* The classes again, by id in an open-addressing table (cmask + 1 slots, a power of
+     * two): finish_current looks one up per record, and uthash's lookup (a Jenkins hash
+     * and a chain) was 8 % of a dump's samples. */
+    struct hclass **ctab;
+    size_t cmask;
     jlong class_class_id;       /* id of java.lang.Class */
+    /* Mirrors of the primitive classes: JVMTI reports them as roots and referees but never
+     * as referrers (HotSpot's walk skips them), so their fields are read with JNI before
+     * the walk and their records written after it, for those the walk reached.
+     * prim_min..prim_max bounds their ids so that the check in ref_cb costs two compares. */
+    jlong prim_ids[9];
+    jlong *prim_vals;           /* [mirror * n_inst of java.lang.Class + field], as slots */
+    bool prim_seen[9];
+    int n_prims, prims_unseen;  /* once all are seen (they are VM roots), ref_cb stops looking */
+    jlong prim_min, prim_max;
     /* Roots, buffered so they come out in HotSpot's order. */
     struct dumpbuf thread_roots, other_roots;
-    struct dumpbuf objs;        /* object records */
+    struct dumpbuf objs;        /* the dump: roots (placed before the first record), then
+                                 * object records; handed to the agent without a copy */
+    bool roots_placed;
+    size_t roots_len;           /* bytes of roots at the start of objs */
     /* thread tag -> (env, frame count) */
     jlong *thr_tags;
     JNIEnv **thr_envs;
@@ -96,15 +117,14 @@ struct walk {
     jlong cur_size;
     jint cur_len;               /* array length, -1 for non-arrays */
     jlong *slots;               /* reference ids or raw primitive bits, by JVMTI index */
-    char *slot_set;
+    uint32_t *slot_gen;         /* slots[i] belongs to the current record iff slot_gen[i] == gen */
+    uint32_t gen;               /* bumped per record: nothing is cleared between records */
     jint slots_cap;
     jlong *elems;               /* object array elements */
     jint elems_cap;
-    jint slots_used, elems_used; /* highest index written + 1: only these are cleared */
-    const void *prim_elems;     /* not owned: copied at callback time into prim_copy */
-    unsigned char *prim_copy;
-    size_t prim_copy_len;
-    jvmtiPrimitiveType prim_type;
+    jint elems_used;            /* highest index written + 1: zeroed as the record is written */
+    unsigned char *prim_copy;   /* a primitive array's elements, copied at callback time */
+    size_t prim_copy_len, prim_copy_cap; /* reused from record to record, grown by doubling */
     jlong super_id, loader_id, signers_id, pd_id;
     jlong *ifaces;
     jint n_ifaces, ifaces_cap;
@@ -182,11 +202,47 @@ static jlong tag_or_new(jlong *tag_ptr, jlong size)
     return *tag_ptr & TAG_ID_MASK;
 }
 
+static size_t ctab_slot(jlong id, size_t mask)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 24) & mask;
+}
+
 static struct hclass *hclass_find(struct walk *w, jlong id)
 {
-    struct hclass *c;
-    HASH_FIND(hh, w->classes, &id, sizeof id, c);
-    return c;
+    if (w->ctab == NULL) {
+        struct hclass *c;
+        HASH_FIND(hh, w->classes, &id, sizeof id, c);
+        return c;
+    }
+    for (size_t i = ctab_slot(id, w->cmask);; i = (i + 1) & w->cmask) {
+        struct hclass *c = w->ctab[i];
+        if (c == NULL || c->id == id)
+            return c;
+    }
+}
+
+/* After build_classes: the open-addressing index, at most half full. */
+static void index_classes(struct walk *w)
+{
+    size_t n = HASH_COUNT(w->classes), cap = 64;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    w->ctab = calloc(cap, sizeof *w->ctab);
+    if (w->ctab == NULL)
+        return; /* hclass_find falls back to the hash */
+    w->cmask = cap - 1;
+    for (struct hclass *c = w->classes; c != NULL; c = c->hh.next) {
+        size_t i = ctab_slot(c->id, w->cmask);
+        while (w->ctab[i] != NULL)
+            i = (i + 1) & w->cmask;
+        w->ctab[i] = c;
+    }
+}
+
+/* The value the walk reported for JVMTI field index i of the current record, else 0. */
+static inline jlong slot_value(const struct walk *w, jint i)
+{
+    return (i < w->slots_cap && w->slot_gen[i] == w->gen) ? w->slots[i] : 0;
 }
 
 static int type_size(char t)
@@ -299,7 +355,7 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
             if ((*j)->GetFieldName(j, chain[d], fs[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
                 continue;
             (*j)->GetFieldModifiers(j, chain[d], fs[i], &mods);
-            struct hfield f = {base[d] + i, sig_type(sig)};
+            struct hfield f = {base[d] + i, sig_type(sig), fs[i]};
             if (mods & 0x0008) {
                 if (d == 0)
                     hc->stat[hc->n_stat++] = f;
@@ -370,6 +426,8 @@ static bool build_classes(struct walk *w)
 
 static void free_classes(struct walk *w)
 {
+    free(w->ctab);
+    w->ctab = NULL;
     struct hclass *c, *tmp;
     HASH_ITER(hh, w->classes, c, tmp) {
         HASH_DEL(w->classes, c);
@@ -409,14 +467,32 @@ static jint level0_type(struct hclass *hc)
     return classes_type_code(hc->elem_type);
 }
 
+/* JVMTI reports every root before the first referrer, so when the first record is due the
+ * roots are complete: they go to the front of the dump buffer in HotSpot's order (per-thread
+ * roots first). The 70 MB dump of 2 M objects was copied once more before this. */
+static void place_roots(struct walk *w)
+{
+    if (w->roots_placed)
+        return;
+    w->roots_placed = true;
+    if (w->single)
+        return;
+    db_bytes(&w->objs, w->thread_roots.p, w->thread_roots.len);
+    db_bytes(&w->objs, w->other_roots.p, w->other_roots.len);
+    w->roots_len = w->objs.len;
+    w->thread_roots.len = w->other_roots.len = 0;
+}
+
 /* The current referrer is complete: write its record. */
 static void finish_current(struct walk *w)
 {
     if (w->cur_tag == 0)
         return;
+    place_roots(w);
     jlong id = w->cur_tag & TAG_ID_MASK;
     struct hclass *oc = hclass_find(w, w->cur_class);   /* its class */
-    struct hclass *self = hclass_find(w, id);           /* it is a class itself */
+    /* Only a java.lang.Class instance can be a class itself: one lookup for the others. */
+    struct hclass *self = (w->level > 0 && oc != NULL && oc->is_class_class) ? hclass_find(w, id) : NULL;
     struct dumpbuf *b = &w->objs;
     bool prims = w->level >= 2;
     w->records++;
@@ -443,7 +519,7 @@ static void finish_current(struct walk *w)
             db_bytes(b, w->cp.p, w->cp.len);
             for (jint i = 0; i < self->n_stat; i++) {
                 struct hfield *f = &self->stat[i];
-                jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+                jlong v = slot_value(w, f->index);
                 if (f->type == 'L')
                     put_id(b, v);
                 else if (prims)
@@ -461,8 +537,22 @@ static void finish_current(struct walk *w)
             len = 0;
         db_u4(b, (uint32_t)len);
         put_id(b, oc->elem_id);
-        for (jint i = 0; i < len; i++)
-            put_id(b, i < w->elems_cap ? w->elems[i] : 0);
+        /* Read and zero in one pass: the buffer is clean for the next array. */
+        jint n = len < w->elems_cap ? len : w->elems_cap;
+        if (db_room(b, (size_t)len * sizeof(void *))) {
+            for (jint i = 0; i < n; i++) {
+                void *e = (void *)(intptr_t)w->elems[i];
+                memcpy(b->p + b->len, &e, sizeof e);
+                b->len += sizeof e;
+                w->elems[i] = 0;
+            }
+            for (jint i = n; i < len; i++) {
+                memset(b->p + b->len, 0, sizeof(void *));
+                b->len += sizeof(void *);
+            }
+            if (w->elems_used <= n)
+                w->elems_used = 0;
+        }
     } else if (oc != NULL && oc->kind == HC_PRIM_ARRAY) {
         db_u1(b, JVMPI_GC_PRIM_ARRAY_DUMP);
         put_id(b, id);
@@ -470,18 +560,23 @@ static void finish_current(struct walk *w)
         db_u4(b, (uint32_t)len);
         db_u1(b, (uint8_t)classes_type_code(oc->elem_type));
         if (prims) {
-            int es = type_size(oc->elem_type);
-            for (jint i = 0; i < len; i++) {
-                /* a native element -> its value; put_value writes it big-endian */
-                jlong v = 0;
-                const unsigned char *e = w->prim_copy + (size_t)i * es;
-                if (w->prim_copy != NULL && (size_t)(i + 1) * es <= w->prim_copy_len) {
-                    if (es == 1) { uint8_t x; memcpy(&x, e, 1); v = x; }
-                    else if (es == 2) { uint16_t x; memcpy(&x, e, 2); v = x; }
-                    else if (es == 4) { uint32_t x; memcpy(&x, e, 4); v = x; }
-                    else { uint64_t x; memcpy(&x, e, 8); v = (jlong)x; }
+            /* Native elements to big-endian, the whole array at once. */
+            size_t es = (size_t)type_size(oc->elem_type);
+            size_t total = (size_t)len * es;
+            size_t have = w->prim_copy_len < total ? w->prim_copy_len / es * es : total;
+            if (db_room(b, total)) {
+                unsigned char *d = b->p + b->len;
+                const unsigned char *e = w->prim_copy;
+                if (es == 1) {
+                    if (have)
+                        memcpy(d, e, have);
+                } else {
+                    for (size_t k = 0; k < have; k += es)
+                        for (size_t j = 0; j < es; j++)
+                            d[k + j] = e[k + es - 1 - j];
                 }
-                put_value(b, oc->elem_type, v);
+                memset(d + have, 0, total - have);
+                b->len += total;
             }
         }
     } else if (oc != NULL && oc->kind == HC_INSTANCE) {
@@ -494,7 +589,7 @@ static void finish_current(struct walk *w)
         size_t start = b->len;
         for (jint i = 0; i < oc->n_inst; i++) {
             struct hfield *f = &oc->inst[i];
-            jlong v = (f->index < w->slots_cap && w->slot_set[f->index]) ? w->slots[f->index] : 0;
+            jlong v = slot_value(w, f->index);
             if (f->type == 'L')
                 put_id(b, v);
             else if (prims)
@@ -505,18 +600,22 @@ static void finish_current(struct walk *w)
         w->records--; /* an object of a class the dump does not know (loaded mid-walk) */
     }
 
-    /* reset */
+    /* reset: no clearing per record. Slots go stale by the generation bump; the element
+     * buffer was zeroed while it was written (only a record that was not written, an
+     * object of an unknown class, leaves elements to clear here); the primitive copy is
+     * kept for the next array. Clearing the buffers whole after every record once made
+     * dumps quadratic in the largest array; clearing what was used was still 18 % of a
+     * dump's samples, in memset. */
     w->cur_tag = 0;
-    /* Clear only what this record used: the buffers are as large as the largest object
-     * seen, and clearing them whole after every record made dumps quadratic in the size
-     * of the largest array. */
-    if (w->slot_set && w->slots_used > 0)
-        memset(w->slot_set, 0, (size_t)w->slots_used);
-    if (w->elems && w->elems_used > 0)
+    if (++w->gen == 0) { /* wrapped after 2^32 records: start the stamps over */
+        if (w->slot_gen)
+            memset(w->slot_gen, 0, sizeof *w->slot_gen * (size_t)w->slots_cap);
+        w->gen = 1;
+    }
+    if (w->elems_used > 0) {
         memset(w->elems, 0, sizeof *w->elems * (size_t)w->elems_used);
-    w->slots_used = w->elems_used = 0;
-    free(w->prim_copy);
-    w->prim_copy = NULL;
+        w->elems_used = 0;
+    }
     w->prim_copy_len = 0;
     w->super_id = w->loader_id = w->signers_id = w->pd_id = 0;
     w->n_ifaces = 0;
@@ -535,11 +634,11 @@ static bool ensure_slots(struct walk *w, jint n)
     if (s == NULL)
         return false;
     w->slots = s;
-    char *set = realloc(w->slot_set, (size_t)cap);
-    if (set == NULL)
+    uint32_t *g = realloc(w->slot_gen, sizeof *g * (size_t)cap);
+    if (g == NULL)
         return false;
-    memset(set + w->slots_cap, 0, (size_t)(cap - w->slots_cap));
-    w->slot_set = set;
+    memset(g + w->slots_cap, 0, sizeof *g * (size_t)(cap - w->slots_cap));
+    w->slot_gen = g;
     w->slots_cap = cap;
     return true;
 }
@@ -584,6 +683,132 @@ static JNIEnv *thread_env(struct walk *w, jlong thread_tag, jint *frames)
     return NULL;
 }
 
+/* ---- mirrors of primitive classes ---- */
+
+/* A field of obj as the walk would have reported it: raw bits, or the referee's id. */
+static jlong jni_field(JNIEnv *jni, jobject obj, const struct hfield *f)
+{
+    switch (f->type) {
+    case 'Z': return (*jni)->GetBooleanField(jni, obj, f->fid);
+    case 'B': return (uint8_t)(*jni)->GetByteField(jni, obj, f->fid);
+    case 'C': return (*jni)->GetCharField(jni, obj, f->fid);
+    case 'S': return (uint16_t)(*jni)->GetShortField(jni, obj, f->fid);
+    case 'I': return (uint32_t)(*jni)->GetIntField(jni, obj, f->fid);
+    case 'J': return (*jni)->GetLongField(jni, obj, f->fid);
+    case 'F': {
+        jfloat x = (*jni)->GetFloatField(jni, obj, f->fid);
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        return bits;
+    }
+    case 'D': {
+        jdouble x = (*jni)->GetDoubleField(jni, obj, f->fid);
+        jlong v;
+        memcpy(&v, &x, 8);
+        return v;
+    }
+    default: {
+        jobject r = (*jni)->GetObjectField(jni, obj, f->fid);
+        jlong v = r ? ids_tag(ids_of(jni, r)) : 0;
+        if (r)
+            (*jni)->DeleteLocalRef(jni, r);
+        return v;
+    }
+    }
+}
+
+/* Before the walk, and before the other threads are held (tagging takes a lock a held
+ * thread might own): the nine mirrors (int.class ... void.class), from
+ * Class.getPrimitiveClass, which is native and runs no Java code, and at levels 1 and 2
+ * their fields. The walk does not follow those fields, so an object reachable only from a
+ * primitive mirror (a cached name, reflection data) is named but has no record. */
+static void prim_mirrors(struct walk *w)
+{
+    static const char *const names[9] = {"boolean", "byte", "char", "short", "int", "long",
+                                         "float", "double", "void"};
+    JNIEnv *jni = w->jni;
+    w->prim_min = 1;
+    w->prim_max = 0;
+    struct hclass *cc = hclass_find(w, w->class_class_id);
+    jclass ccl = (*jni)->FindClass(jni, "java/lang/Class");
+    jmethodID m = ccl ? (*jni)->GetStaticMethodID(jni, ccl, "getPrimitiveClass",
+                                                  "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
+    if (m == NULL || cc == NULL) {
+        (*jni)->ExceptionClear(jni);
+        if (ccl)
+            (*jni)->DeleteLocalRef(jni, ccl);
+        log_warn("heap dump: no java.lang.Class layout or Class.getPrimitiveClass: "
+                 "primitive mirrors are not dumped");
+        return;
+    }
+    bool fields = w->level >= 1 && cc->n_inst > 0;
+    if (fields && (w->prim_vals = calloc(9 * (size_t)cc->n_inst, sizeof *w->prim_vals)) == NULL) {
+        w->failed = true;
+        return;
+    }
+    for (int i = 0; i < 9; i++) {
+        jstring n = (*jni)->NewStringUTF(jni, names[i]);
+        jobject c = n ? (*jni)->CallStaticObjectMethod(jni, ccl, m, n) : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (n)
+            (*jni)->DeleteLocalRef(jni, n);
+        jobjectID id = c ? ids_of(jni, c) : NULL;
+        if (id != NULL) {
+            jlong t = ids_tag(id);
+            for (jint k = 0; fields && k < cc->n_inst; k++)
+                w->prim_vals[(size_t)w->n_prims * (size_t)cc->n_inst + (size_t)k] =
+                    jni_field(jni, c, &cc->inst[k]);
+            w->prim_ids[w->n_prims++] = t;
+            w->prims_unseen++;
+            if (w->prim_min > w->prim_max) {
+                w->prim_min = w->prim_max = t;
+            } else {
+                if (t < w->prim_min) w->prim_min = t;
+                if (t > w->prim_max) w->prim_max = t;
+            }
+        }
+        if (c)
+            (*jni)->DeleteLocalRef(jni, c);
+    }
+    (*jni)->DeleteLocalRef(jni, ccl);
+}
+
+static void prim_mark(struct walk *w, jlong id)
+{
+    for (int i = 0; i < w->n_prims; i++)
+        if (w->prim_ids[i] == id && !w->prim_seen[i]) {
+            w->prim_seen[i] = true;
+            w->prims_unseen--;
+        }
+}
+
+/* After the walk: one record per mirror the walk reached, or (OBJECT_DUMP) for the
+ * requested mirror: an instance of java.lang.Class with the fields read before the walk. */
+static void prim_records(struct walk *w)
+{
+    struct hclass *cc = hclass_find(w, w->class_class_id);
+    if (cc == NULL)
+        return;
+    for (int i = 0; i < w->n_prims; i++) {
+        if (w->single ? w->prim_ids[i] != w->single_tag : !w->prim_seen[i])
+            continue;
+        finish_current(w);
+        w->cur_tag = w->prim_ids[i];
+        w->cur_class = cc->id;
+        w->cur_size = 0;
+        w->cur_len = -1;
+        for (jint k = 0; w->prim_vals != NULL && k < cc->n_inst; k++) {
+            struct hfield *f = &cc->inst[k];
+            if (ensure_slots(w, f->index + 1)) {
+                w->slots[f->index] = w->prim_vals[(size_t)i * (size_t)cc->n_inst + (size_t)k];
+                w->slot_gen[f->index] = w->gen;
+            }
+        }
+        finish_current(w);
+    }
+}
+
 static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
                            jlong class_tag, jlong referrer_class_tag, jlong size,
                            jlong *tag_ptr, jlong *referrer_tag_ptr, jint length, void *ud)
@@ -592,6 +817,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     jlong id = tag_or_new(tag_ptr, size);
     if (length >= 0)
         len_put(w, id, length); /* the referee is an array: its record needs the length */
+    if (w->prims_unseen > 0 && id >= w->prim_min && id <= w->prim_max)
+        prim_mark(w, id);
     if (w->single) {
         /* OBJECT_DUMP: only references from the initial object; visit nothing else. */
         if (referrer_tag_ptr == NULL || (*referrer_tag_ptr & TAG_ID_MASK) != w->single_tag)
@@ -654,9 +881,7 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
     case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
         if (ensure_slots(w, info->field.index + 1)) {
             w->slots[info->field.index] = id;
-            w->slot_set[info->field.index] = 1;
-            if (info->field.index >= w->slots_used)
-                w->slots_used = info->field.index + 1;
+            w->slot_gen[info->field.index] = w->gen;
         }
         break;
     case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
@@ -718,9 +943,7 @@ static jint JNICALL prim_field_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapRe
         }
         default: break; /* long, double: all 64 bits */
         }
-        w->slot_set[info->field.index] = 1;
-        if (info->field.index >= w->slots_used)
-            w->slots_used = info->field.index + 1;
+        w->slot_gen[info->field.index] = w->gen;
     }
     return 0;
 }
@@ -742,11 +965,22 @@ static jint JNICALL prim_array_cb(jlong class_tag, jlong size, jlong *tag_ptr, j
     default: es = 1; break;
     }
     if (w->level >= 2) {
-        free(w->prim_copy);
-        w->prim_copy_len = (size_t)count * (size_t)es;
-        w->prim_copy = malloc(w->prim_copy_len ? w->prim_copy_len : 1);
-        if (w->prim_copy)
-            memcpy(w->prim_copy, elements, w->prim_copy_len);
+        /* One buffer for the whole dump, grown by doubling: no malloc per array. */
+        size_t need = (size_t)count * (size_t)es;
+        if (need > w->prim_copy_cap) {
+            size_t cap = w->prim_copy_cap ? w->prim_copy_cap : 4096;
+            while (cap < need)
+                cap *= 2;
+            unsigned char *p = realloc(w->prim_copy, cap);
+            if (p == NULL) {
+                w->failed = true;
+                return 0;
+            }
+            w->prim_copy = p;
+            w->prim_copy_cap = cap;
+        }
+        memcpy(w->prim_copy, elements, need);
+        w->prim_copy_len = need;
     }
     return 0;
 }
@@ -782,6 +1016,7 @@ static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
 static void walk_free(struct walk *w)
 {
     free_classes(w);
+    free(w->prim_vals);
     db_free(&w->thread_roots);
     db_free(&w->other_roots);
     db_free(&w->objs);
@@ -790,7 +1025,7 @@ static void walk_free(struct walk *w)
     free(w->thr_envs);
     free(w->thr_frames);
     free(w->slots);
-    free(w->slot_set);
+    free(w->slot_gen);
     free(w->elems);
     free(w->prim_copy);
     free(w->ifaces);
@@ -810,10 +1045,13 @@ static bool run_walk(struct walk *w, jobject initial)
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = ref_cb;
-    if (w->level >= 1 || w->single) {
+    /* Primitive field values only where they are written (level 2): each callback costs
+     * JVMTI a tag lookup, and every object is seen anyway as the referrer of its class.
+     * Arrays report their length through the array callback, so it stays at level 1. */
+    if (w->level >= 2 || w->single)
         hc.primitive_field_callback = prim_field_cb;
+    if (w->level >= 1 || w->single)
         hc.array_primitive_value_callback = prim_array_cb;
-    }
     bool ok = jvmti_ok((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w),
                        "FollowReferences for a heap dump");
     finish_current(w);
@@ -860,6 +1098,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     w.jni = jni;
     w.level = level;
     w.single = single != NULL;
+    w.gen = 1;
     db_init(&w.thread_roots, 4096);
     db_init(&w.other_roots, 4096);
     db_init(&w.objs, single ? 4096 : 1 << 20);
@@ -884,23 +1123,42 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         walk_free(&w);
         return JVMPI_FAIL;
     }
+    index_classes(&w);
+    prim_mirrors(&w);
+    double tc = now_s();
     if (single == NULL)
         threads_hold(jni, &w, &ts);
     bool ok = !w.failed && run_walk(&w, single);
+    if (ok)
+        prim_records(&w);
+    ok = ok && !w.failed; /* out of memory in a callback (array lengths, element copies) */
     world_resume(&ts);
     double t1 = now_s();
     if (t1 - t0 > 1.0)
         fprintf(stderr, "jvmpishim: heap dump level %d: %zu records in %.1f s\n", level,
                 w.records, t1 - t0);
 
-    struct dumpbuf out;
-    db_init(&out, w.thread_roots.len + w.other_roots.len + w.objs.len + 16);
-    if (single == NULL) {
-        db_bytes(&out, w.thread_roots.p, w.thread_roots.len);
-        db_bytes(&out, w.other_roots.p, w.other_roots.len);
+    place_roots(&w);
+    struct dumpbuf out = w.objs;
+    memset(&w.objs, 0, sizeof w.objs);
+    if (w.thread_roots.len + w.other_roots.len > 0) {
+        /* Roots after the first record, which JVMTI does not do: join them to the others,
+         * at the cost of a copy. */
+        struct dumpbuf j;
+        db_init(&j, out.len + w.thread_roots.len + w.other_roots.len);
+        db_bytes(&j, out.p, w.roots_len);
+        db_bytes(&j, w.thread_roots.p, w.thread_roots.len);
+        db_bytes(&j, w.other_roots.p, w.other_roots.len);
+        db_bytes(&j, out.p + w.roots_len, out.len - w.roots_len);
+        j.oom |= out.oom;
+        db_free(&out);
+        out = j;
     }
-    db_bytes(&out, w.objs.p, w.objs.len);
     const char *what = single ? "OBJECT_DUMP" : "HEAP_DUMP";
+    /* The buffer grows by doubling (dumpbuf.c): its capacity is the dump's peak memory. */
+    log_info("%s level %d: %zu bytes in a %zu-byte buffer, %zu records; class layouts %.0f ms, "
+             "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
+             (t1 - tc) * 1e3);
     if (!ok || out.oom || w.objs.oom || w.thread_roots.oom || w.other_roots.oom) {
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");

@@ -10,7 +10,10 @@
 # superclass's), references resolving to the right markers, SS and DumpMarkers.class;
 # DumpMarkers' class dump statics; SS is a String whose value byte[] reads "dump"; the
 # int[] elements; MARKERS (length 50, the markers in order) and the Object[] (length 3,
-# marker 0, marker 1, null); JAVA_FRAME roots on main's env for the arrays; STICKY_CLASS
+# marker 0, marker 1, null); the Class[] {int.class, boolean.class, void.class} in main's
+# locals and, at levels 0, 1 and 2, one record for each of these primitive mirrors, an
+# instance of java.lang.Class (level 2: its name field is the String "int", "boolean",
+# "void"; level 1: the same references); JAVA_FRAME roots on main's env for the arrays; STICKY_CLASS
 # roots; level 1: the same records with references only; NULL arg: same as level 2;
 # level 0: no roots, the 50 markers as NORMAL_OBJECT, the arrays typed; traces of known
 # threads; levels 7 and -1: JVMPI_FAIL and no event. A second run under the shim option
@@ -49,6 +52,7 @@ done
 
 cid() { awk -v n="$1" '$1 == "C" && $6 == n { print "0x" $2; exit }' "$C"; }
 DM=$(cid DumpMarker); DMB=$(cid DumpMarkerBase); DMS=$(cid DumpMarkers); OBJ=$(cid java.lang.Object)
+CLS=$(cid java.lang.Class)
 MAIN=$(sed -n 's/^dump: thread name=main env=\(0x[0-9a-f]*\)$/\1/p' "$o" | head -n1)
 echo "     DumpMarker=$DM DumpMarkerBase=$DMB DumpMarkers=$DMS Object=$OBJ main=$MAIN"
 [ -n "$DM" ] && [ -n "$DMS" ] && [ -n "$OBJ" ] && [ -n "$MAIN" ] && ok "classes.txt and THREAD_START name the workload's classes and main" || bad "missing class ids or main env"
@@ -116,6 +120,33 @@ objs=""
 for r in $roots; do grep -q "^OBJARRAY id=$r len=[0-9]* elemclass=$OBJ " "$d2" && objs="$objs$r"; done
 got=$(grep "^OBJARRAY id=$objs " "$d2")
 expect_eq "$got" "OBJARRAY id=$objs len=3 elemclass=$OBJ elems: L:$M0 L:$M1 L:0" "Object[] in main's locals"
+
+# Primitive mirrors: the Class[] in main's locals holds int.class, boolean.class, void.class.
+# JVMTI's walk never reports them as referrers; each must still have one record per level.
+prims=""
+for r in $roots; do grep -q "^OBJARRAY id=$r len=3 elemclass=$CLS " "$d2" && prims="$prims$r"; done
+pa=$(grep "^OBJARRAY id=$prims " "$d2")
+echo "     Class=$CLS prims: $pa"
+set -- $(echo "$pa" | tr ' ' '\n' | sed -n 's/^L:\(0x[0-9a-f]*\)$/\1/p')
+[ $# = 3 ] && ok "Class[] of primitive mirrors in main's locals ($pa)" || bad "no Class[] {int, boolean, void}.class among main's roots ($pa)"
+# bytes of a String's value (compact strings: Latin-1 byte[])
+str_bytes() { awk '{ for (i = 1; i <= length($0); i++) printf " B:%d", index("abcdefghijklmnopqrstuvwxyz", substr($0, i, 1)) + 96 }' <<<"$1"; }
+for x in "int:${1:-none}" "boolean:${2:-none}" "void:${3:-none}"; do
+  n=${x%%:*}; p=${x#*:}
+  expect_eq "$(grep -c "^OBJ type=0 id=$p\$" "$WORK/dec0")" 1 "level 0: $n.class ($p) has one NORMAL_OBJECT record"
+  r1=$(grep "^INSTANCE id=$p " "$WORK/dec1"); r2=$(grep "^INSTANCE id=$p " "$d2")
+  expect_eq "$(echo "$r2" | grep -c "^INSTANCE id=$p class=$CLS .* name=java.lang.Class fields:")" 1 "level 2: $n.class ($p) has one instance dump of java.lang.Class"
+  expect_eq "$(echo "$r1" | grep -c "^INSTANCE id=$p class=$CLS .* name=java.lang.Class fields:")" 1 "level 1: $n.class ($p) has one instance dump of java.lang.Class"
+  refs1=$(echo "$r1" | tr ' ' '\n' | grep '^L:'); refs2=$(echo "$r2" | tr ' ' '\n' | grep '^L:')
+  [ -n "$refs2" ] && [ "$refs1" = "$refs2" ] && ok "level 1: $n.class has level 2's references" || bad "level 1 references of $n.class differ from level 2's"
+  named=""
+  for s in $(echo "$refs2" | sed 's/^L://'); do
+    [ "$s" = 0 ] && continue
+    v=$(grep "^INSTANCE id=$s .* name=java.lang.String fields:" "$d2" | tr ' ' '\n' | sed -n 's/^L:\(0x[0-9a-f]*\)$/\1/p' | head -n1)
+    [ -n "$v" ] && grep -q "^PRIMARRAY id=$v len=${#n} type=8 elems:$(str_bytes "$n")\$" "$d2" && named=$s
+  done
+  [ -n "$named" ] && ok "level 2: $n.class's record names the String \"$n\" ($named)" || bad "level 2: no field of $n.class's record is the String \"$n\": $r2"
+done
 
 # Roots
 for x in "ints:$ints" "MARKERS:$MARKERS" "objs:$objs"; do

@@ -6,7 +6,9 @@
 # DumpMarker and DumpMarkers, then requests OBJECT_DUMP for each (GC disabled), writing
 # obj_<name>.dump (data, data_len bytes) and heaprec_<name>.bin (the heap dump's record).
 # Checked: rc 0 and one OBJECT_DUMP|REQUESTED event each; data_len = the heap record's
-# length = the file size; the bytes equal the heap dump's record; each decodes as one
+# length = the file size; the bytes equal the heap dump's record (also for int.class, a
+# primitive mirror, whose record the walk cannot give: an instance of java.lang.Class with
+# int.class's id through JNI); each decodes as one
 # record with the workload's values (marker 7's fields, the int[] elements, the Object[]
 # {marker 0, marker 1, null}, MARKERS = the 50 markers, DumpMarkers' statics); marker 7's
 # id equals jobject2jobjectID(DumpMarkers.MARKERS[7]); OBJECT_DUMP with the garbage id
@@ -36,7 +38,7 @@ M0=$(mk 0); M1=$(mk 1); M7=$(mk 7); M8=$(mk 8)
 SS=$(awk '$1 == "CLASS" && $5 == "name=DumpMarkers" { print substr($10, 3) }' "$WORK/dec2")
 oid() { sed -n "s/^dump: object name=$1 id=\\([^ ]*\\) .*/\\1/p" "$o"; }
 
-for t in marker7 marker0 ints objs markers_array class_DumpMarker class_DumpMarkers; do
+for t in marker7 marker0 ints objs markers_array class_DumpMarker class_DumpMarkers int_class; do
   line=$(grep "^dump: object name=$t " "$o")
   dl=$(echo "$line" | sed -n 's/.* data_len=\([0-9]*\) .*/\1/p')
   hl=$(echo "$line" | sed -n 's/.* heap_record_len=\([0-9]*\) .*/\1/p')
@@ -64,6 +66,8 @@ got=$(grep '^OBJARRAY' "$WORK/dec_markers_array")
 if [ "$got" = "$want" ]; then ok "MARKERS: length $N, the markers in order"; else bad "MARKERS: '$got' (want length $N, the markers)"; fi
 expect_grep "$WORK/dec_class_DumpMarkers" "^CLASS id=$(cid DumpMarkers) super=$OBJ size=[0-9]+ name=DumpMarkers statics: I:$N L:$(oid markers_array) J:-7 L:$SS I:12345\$" "DumpMarkers class dump: statics N, MARKERS, SL, SS, SI"
 expect_grep "$WORK/dec_class_DumpMarker" "^CLASS id=$DM super=$(cid DumpMarkerBase) size=[0-9]+ name=DumpMarker statics:\$" "DumpMarker class dump"
+expect_eq "$(oid int_class)" "$(sed -n 's/^dump: jni marker7=.* int_class=\([^ ]*\)$/\1/p' "$o")" "int.class: the id OBJECT_DUMP was asked for is Integer.TYPE's through JNI"
+expect_grep "$WORK/dec_int_class" "^INSTANCE id=$(oid int_class) class=$(cid java.lang.Class) bytes=[0-9]+ name=java.lang.Class fields:" "int.class: an instance dump of java.lang.Class"
 
 # Bad ids
 expect_grep "$o" '^dump: object name=garbage id=0x1234 rc=-1 events=0$' "OBJECT_DUMP(0x1234) -> JVMPI_FAIL, no event"
@@ -73,6 +77,6 @@ expect_grep "$o" '^dump: JVM_SHUT_DOWN fails=0$' "JVM ran on to a normal shutdow
 
 # checkdumps
 expect_nogrep "$WORK/err" 'malformed|ERROR' "checkdumps: no dump malformed, no shim errors"
-expect_count "$WORK/err" 'checkdumps: OBJECT_DUMP level 2: [0-9]+ bytes, well-formed' 7 "checkdumps: 7 object dumps checked, well-formed"
+expect_count "$WORK/err" 'checkdumps: OBJECT_DUMP level 2: [0-9]+ bytes, well-formed' 8 "checkdumps: 8 object dumps checked, well-formed"
 
 finish

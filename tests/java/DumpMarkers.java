@@ -5,7 +5,9 @@
  * s=SS for odd k else null, ref=marker k+1 or null for k=49; from DumpMarkerBase:
  * base=1000+k, bref=DumpMarkers.class for k=0 else null) in the static array MARKERS and
  * in main's local m, an int[] {3,1,4,1,5,9,2,6} and an Object[] {marker 0, marker 1, null}
- * in main's locals, and the statics SI=12345, SS="dump", SL=-7. Prints "DumpMarkers:
+ * in main's locals, a Class[] {int.class, boolean.class, void.class} in main's locals (the
+ * mirrors of primitive classes, their names asked for once so that Class.name is set), and
+ * the statics SI=12345, SS="dump", SL=-7. Prints "DumpMarkers:
  * ready", sets the system property jvmpishim.dump.ready and polls (sleeping) for
  * jvmpishim.dump.done, set by the agent when its dumps are taken, for at most MS ms
  * (default 30000); then prints "DumpMarkers: done=<value> ..." using the locals. */
@@ -24,6 +26,9 @@ public class DumpMarkers {
         MARKERS = m;
         int[] ints = {3, 1, 4, 1, 5, 9, 2, 6};
         Object[] objs = {m[0], m[1], null};
+        Class<?>[] prims = {int.class, boolean.class, void.class};
+        for (Class<?> c : prims)
+            c.getName();
         System.out.println("DumpMarkers: ready n=" + N);
         System.setProperty("jvmpishim.dump.ready", "1");
         String done = null;
@@ -31,6 +36,6 @@ public class DumpMarkers {
         while ((done = System.getProperty("jvmpishim.dump.done")) == null && System.nanoTime() < end)
             Thread.sleep(10);
         System.out.println("DumpMarkers: done=" + done + " markers=" + m.length + " ints=" + ints.length
-                + " objs=" + objs.length);
+                + " objs=" + objs.length + " prims=" + prims.length);
     }
 }
