@@ -802,15 +802,16 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }
 
-bool classes_is_class_object(JNIEnv *jni, jobject obj)
+static _Atomic(jclass) class_class; /* global ref to java.lang.Class, made on first use */
+
+static jclass class_class_ref(JNIEnv *jni)
 {
-    static _Atomic(jclass) class_class;
     jclass cc = atomic_load(&class_class);
     if (cc == NULL) {
         jclass local = (*jni)->FindClass(jni, "java/lang/Class");
         if (local == NULL) {
             (*jni)->ExceptionClear(jni);
-            return false;
+            return NULL;
         }
         jclass global = (*jni)->NewGlobalRef(jni, local), none = NULL;
         (*jni)->DeleteLocalRef(jni, local);
@@ -818,7 +819,19 @@ bool classes_is_class_object(JNIEnv *jni, jobject obj)
             (*jni)->DeleteGlobalRef(jni, global); /* another thread made it first */
         cc = atomic_load(&class_class);
     }
-    return (*jni)->IsInstanceOf(jni, obj, cc);
+    return cc;
+}
+
+bool classes_is_class_object(JNIEnv *jni, jobject obj)
+{
+    jclass cc = class_class_ref(jni);
+    return cc != NULL && (*jni)->IsInstanceOf(jni, obj, cc);
+}
+
+bool classes_is_class_class(JNIEnv *jni, jclass cls)
+{
+    jclass cc = class_class_ref(jni);
+    return cc != NULL && (*jni)->IsSameObject(jni, cls, cc);
 }
 
 /* ---- the method ids JVMTI may be given ----

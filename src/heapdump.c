@@ -41,6 +41,7 @@
 #include "events.h"
 #include "heapdump.h"
 #include "ids.h"
+#include "memory.h"
 #include "threads.h"
 #include "report.h"
 
@@ -82,6 +83,13 @@ struct hclass {
 struct walk {
     JNIEnv *jni;
     int level;
+    /* OBJECT_ALLOC has been on since start-up: an object the walk is first to tag is one
+     * JVMTI never reported (memory.c). Its tag gets the "allocation posted" flag here, and
+     * (tag, class tag, size) goes to fresh, to be announced before the dump is delivered. */
+    bool announce;
+    jlong *fresh;
+    size_t nfresh, fresh_cap;
+    bool fresh_oom;
     bool single;                /* OBJECT_DUMP: only the initial object */
     jlong single_tag;
     struct hclass *classes;
@@ -195,10 +203,29 @@ static jint len_get(const struct walk *w, jlong id)
     return -1;
 }
 
-static jlong tag_or_new(jlong *tag_ptr, jlong size)
+static jlong tag_or_new(struct walk *w, jlong *tag_ptr, jlong class_tag, jlong size)
 {
-    if (*tag_ptr == 0)
+    if (*tag_ptr != 0)
+        return *tag_ptr & TAG_ID_MASK;
+    if (!w->announce) {
         *tag_ptr = ids_new_tag(size, 0);
+        return *tag_ptr & TAG_ID_MASK;
+    }
+    if (w->nfresh + 3 > w->fresh_cap) {
+        size_t cap = w->fresh_cap ? w->fresh_cap * 2 : 3 * 256;
+        jlong *f = realloc(w->fresh, cap * sizeof *f);
+        if (f == NULL) {
+            w->fresh_oom = true; /* not announced: an id without its OBJECT_ALLOC */
+            *tag_ptr = ids_new_tag(size, 0);
+            return *tag_ptr & TAG_ID_MASK;
+        }
+        w->fresh = f;
+        w->fresh_cap = cap;
+    }
+    *tag_ptr = ids_new_tag(size, TAG_ALLOCATED);
+    w->fresh[w->nfresh++] = *tag_ptr;
+    w->fresh[w->nfresh++] = class_tag;
+    w->fresh[w->nfresh++] = size;
     return *tag_ptr & TAG_ID_MASK;
 }
 
@@ -662,7 +689,7 @@ static bool ensure_elems(struct walk *w, jint n)
 /* Start assembling referrer (full tag) if it is not the current one. */
 static void switch_to(struct walk *w, jlong *tag_ptr, jlong class_tag, jlong size, jint length)
 {
-    jlong id = tag_or_new(tag_ptr, size);
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
     if (w->cur_tag != 0 && (w->cur_tag & TAG_ID_MASK) == id)
         return;
     finish_current(w);
@@ -814,7 +841,7 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
                            jlong *tag_ptr, jlong *referrer_tag_ptr, jint length, void *ud)
 {
     struct walk *w = ud;
-    jlong id = tag_or_new(tag_ptr, size);
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
     if (length >= 0)
         len_put(w, id, length); /* the referee is an array: its record needs the length */
     if (w->prims_unseen > 0 && id >= w->prim_min && id <= w->prim_max)
@@ -1015,6 +1042,7 @@ static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
 
 static void walk_free(struct walk *w)
 {
+    free(w->fresh);
     free_classes(w);
     free(w->prim_vals);
     db_free(&w->thread_roots);
@@ -1099,6 +1127,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     w.level = level;
     w.single = single != NULL;
     w.gen = 1;
+    w.announce = memory_alloc_complete();
     db_init(&w.thread_roots, 4096);
     db_init(&w.other_roots, 4096);
     db_init(&w.objs, single ? 4096 : 1 << 20);
@@ -1169,6 +1198,11 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     } else {
         if (g_shim.check_dumps)
             check_dump(&w, out.p, out.len, single ? 2 : level, what);
+        /* Definition before use, after the other threads run again (an agent's handler may
+         * wait for one of them) and before the dump names the objects. */
+        memory_announce_tags(jni, w.fresh, w.nfresh / 3);
+        if (w.fresh_oom)
+            log_warn("%s: out of memory: some objects the dump names have no OBJECT_ALLOC", what);
         JVMPI_Event ev;
         if (single != NULL) {
             event_init(&ev, JVMPI_EVENT_OBJECT_DUMP | JVMPI_REQUESTED_EVENT, jni);

@@ -73,6 +73,9 @@ static jlong now_ms(void)
     return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 static _Atomic bool sampling_on;
+/* OBJECT_ALLOC was on at start-up (the replay announced what existed) and has stayed on: every
+ * object then either got its OBJECT_ALLOC or is one JVMTI never reported. */
+static _Atomic bool alloc_complete;
 
 /* Sizes too large for the tag (rare), by id. */
 struct big_size {
@@ -358,12 +361,13 @@ void memory_replay(JNIEnv *jni)
         (*jni)->PopLocalFrame(jni, NULL);
     }
     sweep_end_ms = now_ms();
+    atomic_store(&alloc_complete, true);
     log_debug("start-up replay: %zu objects", s.n / 3);
     free(s.tags);
 }
 
 /* Definition before use for objects JVMTI never reported: an event about to name obj
- * first announces its class and, while OBJECT_ALLOC is enabled (after start-up), the object
+ * first announces its class and, while OBJECT_ALLOC has been on since start-up, the object
  * itself, on the current thread. JVMTI samples no allocation made while one of its callbacks runs on the
  * thread (the shim's own reflection in an event, a Thread made by CreateSystemThread in a
  * handler, MemberNames on JDK 25), and makes mirrors of classes without sampling them; on
@@ -377,10 +381,12 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
     jclass cls = (*jni)->GetObjectClass(jni, obj);
     classes_id_announced(jni, cls); /* its class, before the id is used */
     jobjectID id = NULL;
-    /* Until JVM_INIT_DONE the start-up replay announces what exists (JVMTI samples nothing
-     * before the live phase); announcing here too would put events on threads whose
-     * THREAD_START the replay has not posted yet. */
-    if (!events_any(JVMPI_EVENT_OBJECT_ALLOC) || atomic_load(&g_shim.phase) < PHASE_LIVE) {
+    /* Only while OBJECT_ALLOC has been on since start-up: then an object without the flag
+     * is one JVMTI never reported. Enabled later, it may be an object that existed before
+     * (HotSpot did not announce those either: agents ask with RequestEvent). Until
+     * JVM_INIT_DONE the start-up replay announces what exists; announcing here too would put
+     * events on threads whose THREAD_START the replay has not posted yet. */
+    if (!memory_alloc_complete()) {
         id = ids_of(jni, obj);
     } else {
         jlong tag = 0;
@@ -400,6 +406,26 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
     }
     (*jni)->DeleteLocalRef(jni, cls);
     return id;
+}
+
+bool memory_alloc_complete(void)
+{
+    return atomic_load(&alloc_complete) && events_any(JVMPI_EVENT_OBJECT_ALLOC) &&
+           atomic_load(&g_shim.phase) >= PHASE_LIVE;
+}
+
+void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++, t += 3) {
+        jobjectID cid = ids_from_tag(t[1]);
+        (*jni)->PushLocalFrame(jni, 8);
+        jclass cls = t[1] ? classes_local_ref(jni, cid) : NULL;
+        /* a mirror's death is CLASS_UNLOAD, never OBJECT_FREE: not in the tracked heap */
+        if (cls == NULL || !classes_is_class_class(jni, cls))
+            track(t[0], t[2]);
+        post_alloc(jni, NULL, 0, NULL, cls, t[2], ids_from_tag(t[0]));
+        (*jni)->PopLocalFrame(jni, NULL);
+    }
 }
 
 static jint request_object_alloc(struct instance *inst, void *arg)
@@ -617,6 +643,8 @@ static void JNICALL cb_gc_finish(jvmtiEnv *jvmti)
 static void alloc_changed(int t, bool any)
 {
     (void)t;
+    if (!any)
+        atomic_store(&alloc_complete, false);
     if (any == atomic_load(&sampling_on))
         return;
     atomic_store(&sampling_on, any);

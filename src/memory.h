@@ -16,6 +16,11 @@ void memory_replay(JNIEnv *jni);
 /* The id of obj for an event about to name it; announces its class, and the object itself
  * if OBJECT_ALLOC is on and none was posted for it (definition before use). */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj);
+/* OBJECT_ALLOC on since start-up (so an object without its flag is one JVMTI never reported). */
+bool memory_alloc_complete(void);
+/* Post OBJECT_ALLOC for n objects given as (full tag, class tag, size) triples, whose tags
+ * already carry the "allocation posted" flag (heap dumps that tagged them first). */
+void memory_announce_tags(JNIEnv *jni, const jlong *triples, size_t n);
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);
