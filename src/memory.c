@@ -53,8 +53,30 @@
 #define ARENA_NAME "Java heap"
 #define GATE_WAIT_MS 200
 
-/* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed. */
-static _Atomic jlong live_objects, live_bytes;
+/* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed.
+ * Counted per stripe slot (an allocating thread uses the slot of its JNIEnv) so that
+ * threads allocating at once share no cache line; only GC_FINISH sums the slots. */
+static struct live_slot {
+    _Atomic jlong objects, bytes;
+    char pad[64 - 2 * sizeof(jlong)];
+} live[STRIPES];
+
+static void live_add(int slot, jlong objects, jlong bytes)
+{
+    atomic_fetch_add_explicit(&live[slot].objects, objects, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live[slot].bytes, bytes, memory_order_relaxed);
+}
+
+static void live_sum(jlong *objects, jlong *bytes)
+{
+    jlong o = 0, b = 0;
+    for (int i = 0; i < STRIPES; i++) {
+        o += atomic_load_explicit(&live[i].objects, memory_order_relaxed);
+        b += atomic_load_explicit(&live[i].bytes, memory_order_relaxed);
+    }
+    *objects = o;
+    *bytes = b;
+}
 static _Atomic uint32_t arena_announced;    /* bit per instance */
 static _Atomic bool in_hidden_gc;           /* the collection the shim runs itself */
 static _Atomic bool bracket_open;           /* between GC_START and GC_FINISH */
@@ -63,15 +85,12 @@ bool gc_bracket_open(void)
 {
     return atomic_load(&bracket_open);
 }
-static _Atomic bool sweep_settled;          /* no allocation callback can race the sweep */
-static jlong sweep_end_ms;
-
-static jlong now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* The start-up sweep against allocation callbacks: see may_be_swept(). */
+static _Atomic unsigned sweep_gen;          /* odd while a sweep runs; +2 per sweep */
+#define SWEEP_RECHECKS 64
+static _Thread_local struct {
+    unsigned gen, left;
+} tl_sweep;
 static _Atomic bool sampling_on;
 
 /* Sizes too large for the tag (rare), by id. */
@@ -85,7 +104,7 @@ static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Frees waiting for the next bracket. */
 static jlong *free_ids;
-static size_t free_n, free_cap;
+static size_t free_n, free_cap, free_cap_peak;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the GC gate ---- */
@@ -98,18 +117,18 @@ static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 
 static _Thread_local int tl_region_depth;
 
-void gc_gate_enter(void)
+void gc_gate_enter_at(int slot)
 {
     /* Nested regions (an event inside a handler, DisableGC around events) just count. */
     if (tl_region_depth++ > 0)
         return;
     for (int round = 0;; round++) {
-        striped_add(&gate_regions, 1);
+        striped_add_at(&gate_regions, slot, 1);
         if (!atomic_load(&gate_closing) || worker_is_self() || round > 0)
             return;
         /* A bracket is being set up: step back and wait for it, but not forever: this
          * thread may hold an agent lock the bracket's handlers need. */
-        striped_add(&gate_regions, -1);
+        striped_add_at(&gate_regions, slot, -1);
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
@@ -124,16 +143,26 @@ void gc_gate_enter(void)
     }
 }
 
-void gc_gate_exit(void)
+void gc_gate_exit_at(int slot)
 {
     if (--tl_region_depth > 0)
         return;
-    striped_add(&gate_regions, -1);
+    striped_add_at(&gate_regions, slot, -1);
     if (atomic_load(&gate_closing)) {
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
     }
+}
+
+void gc_gate_enter(void)
+{
+    gc_gate_enter_at(stripe_index());
+}
+
+void gc_gate_exit(void)
+{
+    gc_gate_exit_at(stripe_index());
 }
 
 void gc_disable_enter(void)
@@ -227,14 +256,15 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     ev.u.obj_alloc.obj_id = id;
     if (only != NULL)
         event_post(only, &ev);
+    else if (g_shim.ninst == 1)
+        event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
     else
         event_post_all(&ev);
 }
 
-static void track(jlong tag, jlong size)
+static void track(jlong tag, jlong size, int slot)
 {
-    atomic_fetch_add(&live_objects, 1);
-    atomic_fetch_add(&live_bytes, size);
+    live_add(slot, 1, size);
     if (tag_size_bytes(tag) == 0 && size > 0) {
         struct big_size *b = malloc(sizeof *b);
         if (b != NULL) {
@@ -247,6 +277,35 @@ static void track(jlong tag, jlong size)
     }
 }
 
+/* Might the start-up sweep have tagged (and reported) the object of this callback?
+ * A thread's allocation callback can start late: the JVM leaves the VM for the callback,
+ * the sweep's safepoint may run right then, and the sweep finds the new object first. So
+ * a callback reads the tag first while a sweep runs, and for each thread's first
+ * SWEEP_RECHECKS callbacks after one (a thread's callbacks run in allocation order, and
+ * the JVM may deliver a few allocations it collected inside the VM in one batch). Every
+ * later callback is for an object allocated after the sweep, which nothing else can have
+ * tagged: it takes the SetTag alone, as a native agent would. The tag read is a tag-map
+ * lookup that misses (the most expensive kind): before, it was made for every allocation
+ * during the two seconds after the sweep. */
+static bool may_be_swept(void)
+{
+    unsigned g = atomic_load_explicit(&sweep_gen, memory_order_acquire);
+    if (g == 0)
+        return false; /* no sweep ever ran */
+    if (g & 1)
+        return true;
+    if (tl_sweep.gen != g) {
+        tl_sweep.gen = g;
+        tl_sweep.left = SWEEP_RECHECKS;
+        return true;
+    }
+    if (tl_sweep.left > 0) {
+        tl_sweep.left--;
+        return true;
+    }
+    return false;
+}
+
 static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject obj, jclass cls, jlong size)
 {
@@ -255,15 +314,11 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)thread;
     if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
         return;
-    /* A new object: no other thread can have tagged it, so no lock is needed. Only the
-     * start-up sweep may have reached it first (it ran while this thread was between the
-     * allocation and this callback), so the tag is read only around that time. */
+    /* A new object: no other thread can have tagged it, so no lock is needed; only the
+     * start-up sweep may have reached it first. */
     jlong tag = 0;
-    if (!atomic_load_explicit(&sweep_settled, memory_order_relaxed)) {
+    if (may_be_swept())
         (*jvmti)->GetTag(jvmti, obj, &tag);
-        if (atomic_load(&g_shim.phase) >= PHASE_LIVE && now_ms() > sweep_end_ms + 2000)
-            atomic_store(&sweep_settled, true);
-    }
     if (tag == 0) {
         tag = ids_new_tag(size, TAG_ALLOCATED);
         if ((*jvmti)->SetTag(jvmti, obj, tag) != JVMTI_ERROR_NONE)
@@ -274,7 +329,7 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         tag = ids_retag(tag, size, TAG_ALLOCATED);
         (*jvmti)->SetTag(jvmti, obj, tag);
     }
-    track(tag, size);
+    track(tag, size, stripe_of(jni));
     post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
 }
 
@@ -344,20 +399,22 @@ void memory_replay(JNIEnv *jni)
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_iteration_callback = sweep_cb;
-    if (!jvmti_ok((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, &s),
-                  "IterateThroughHeap for the start-up OBJECT_ALLOC sweep")) {
+    atomic_fetch_add(&sweep_gen, 1); /* odd: callbacks read tags from now on */
+    jvmtiError err = (*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, &s);
+    atomic_fetch_add(&sweep_gen, 1); /* even: each thread checks its next few callbacks */
+    if (!jvmti_ok(err, "IterateThroughHeap for the start-up OBJECT_ALLOC sweep")) {
         free(s.tags);
         return;
     }
+    int slot = stripe_index();
     for (size_t i = 0; i + 2 < s.n; i += 3) {
-        track(s.tags[i], s.tags[i + 2]);
+        track(s.tags[i], s.tags[i + 2], slot);
         jobjectID cid = ids_from_tag(s.tags[i + 1]);
         (*jni)->PushLocalFrame(jni, 8);
         jclass cls = s.tags[i + 1] ? classes_local_ref(jni, cid) : NULL;
         post_alloc(jni, NULL, 0, NULL, cls, s.tags[i + 2], ids_from_tag(s.tags[i]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
-    sweep_end_ms = now_ms();
     log_debug("start-up replay: %zu objects", s.n / 3);
     free(s.tags);
 }
@@ -412,8 +469,7 @@ void memory_on_free(jlong tag)
             free(b);
         }
     }
-    atomic_fetch_sub(&live_objects, 1);
-    atomic_fetch_sub(&live_bytes, size);
+    live_add(stripe_index(), -1, -size);
     if (!events_any(JVMPI_EVENT_OBJECT_FREE))
         return;
     pthread_mutex_lock(&free_lock);
@@ -427,6 +483,8 @@ void memory_on_free(jlong tag)
         }
         free_ids = p;
         free_cap = cap;
+        if (cap > free_cap_peak)
+            free_cap_peak = cap;
     }
     free_ids[free_n++] = id;
     pthread_mutex_unlock(&free_lock);
@@ -549,8 +607,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     }
     free(ids);
     event_init(&ev, JVMPI_EVENT_GC_FINISH, jni);
-    ev.u.gc_info.used_objects = atomic_load(&live_objects);
-    ev.u.gc_info.used_object_space = atomic_load(&live_bytes);
+    live_sum(&ev.u.gc_info.used_objects, &ev.u.gc_info.used_object_space);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
     atomic_store(&bracket_open, false);

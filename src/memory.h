@@ -7,6 +7,8 @@
 /* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
 void gc_gate_enter(void);
 void gc_gate_exit(void);
+void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_exit_at(int slot);
 bool gc_gate_active(void);          /* any GC bracket possible at all? */
 void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
 void gc_disable_exit(void);
