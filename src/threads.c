@@ -17,6 +17,7 @@
 #include "api.h"
 #include "events.h"
 #include "ids.h"
+#include "classes.h"
 #include "threads.h"
 #include "report.h"
 
@@ -489,6 +490,7 @@ static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
     (void)jvmti;
     threads_on_end(jni, t);
+    classes_thread_end(jni);
 }
 
 void threads_module_callbacks(jvmtiEventCallbacks *cb)
