@@ -44,6 +44,8 @@
 #include "worker.h"
 #include "report.h"
 
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -507,22 +509,21 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
 }
 
 /* Make JVMTI post the ObjectFree events it still holds for the last collection, on this
- * thread, now (measured: otherwise the Service Thread posts them up to seconds later).
- * JDK 17 posts them when a heap walk purges dead tags first (aborting the walk at the
- * first reference keeps that cheap); later JDKs when the tag map is queried. Each JDK gets
- * only the call that works there: both walk the whole tag map (measured: 10% of the time
- * of an allocation-heavy run when done every round). */
+ * thread, now. JDK 17 does so when a heap walk purges dead tags first (aborting the walk at
+ * the first reference keeps that cheap); without it, frees of a young collection were
+ * measured arriving one bracket late. The walk scans and rehashes the whole tag map at a
+ * safepoint (20-130 ms per bracket with 4 M tagged objects), but the rehash is owed after
+ * every collection anyway. Re-setting the ObjectFree event mode also flushes them on
+ * JDK 17 and 25, but deadlocked on both (the flushing thread waits for the Service Thread
+ * without a safepoint check while the Service Thread waits for a safepoint).
+ * From JDK 19 on nothing is called: the Service Thread posts the frees promptly by itself,
+ * and the bracket's quiet wait collects them. A tag-map query, used before, took 25-210 ms
+ * with the tag map locked (allocating threads wait for it in SetTag) and was measured not
+ * to make JVMTI post them: the same frees reached the same brackets without it. */
 static void flush_frees(void)
 {
-    if (g_shim.jdk_major >= 19) {
-        jlong none = -8; /* a tag no object has */
-        jint n = 0;
-        jobject *objs = NULL;
-        if ((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &none, &n, &objs, NULL) ==
-                JVMTI_ERROR_NONE && objs != NULL)
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    if (g_shim.jdk_major >= 19)
         return;
-    }
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = abort_walk;
@@ -565,7 +566,12 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    size_t at_start = frees_queued();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     flush_frees();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t after_flush = frees_queued();
     for (int i = 0; i < 20; i++) {
         size_t before = frees_queued();
         struct timespec ts = {0, 10 * 1000000L};
@@ -573,6 +579,10 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         if (frees_queued() == before)
             break;
     }
+    log_debug("GC bracket: %zu frees queued before the flush, %zu after it (%ld us), %zu after "
+              "the quiet wait", at_start, after_flush,
+              (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000),
+              frees_queued());
     for (int tries = 0; !gate_close(); tries++) {
         if (tries == 10) {
             log_warn("GC bracket: event handlers or DisableGC regions did not drain for %d ms; "
@@ -646,6 +656,39 @@ static void alloc_changed(int t, bool any)
                     "ForceGarbageCollection to retire TLABs for OBJECT_ALLOC");
         atomic_store(&in_hidden_gc, false);
     }
+}
+
+/* JVMPISHIM_MEMSTATS=1: one line on stderr at VMDeath with what the shim holds per
+ * tracked object. The shim keeps no per-object table (the id, the "reported" flag and the
+ * size live in the object's JVMTI tag, in the JVM's tag map); what it allocates in
+ * proportion to objects is the queue of frees waiting for the next GC bracket and the
+ * sizes too large for a tag. Those are counted here, with the process's malloc figure
+ * (all arenas), which the benchmark compares with the native agent's at the same point. */
+void memory_print_stats(void)
+{
+    const char *e = getenv("JVMPISHIM_MEMSTATS");
+    if (e == NULL || e[0] == '\0' || e[0] == '0')
+        return;
+    jlong objects = 0, bytes = 0;
+    live_sum(&objects, &bytes);
+    pthread_mutex_lock(&free_lock);
+    size_t queue = free_cap * sizeof(jlong), queue_peak = free_cap_peak * sizeof(jlong);
+    pthread_mutex_unlock(&free_lock);
+    pthread_mutex_lock(&big_lock);
+    size_t nbig = HASH_COUNT(big_sizes);
+    size_t big = nbig * sizeof(struct big_size);
+    if (big_sizes != NULL)
+        big += sizeof(UT_hash_table) + big_sizes->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
+    pthread_mutex_unlock(&big_lock);
+    struct mallinfo2 mi = mallinfo2();
+    size_t own = queue + big, own_peak = queue_peak + big;
+    fprintf(stderr,
+            "jvmpishim: memstats: live_objects=%lld live_bytes=%lld own_bytes=%zu "
+            "own_peak_bytes=%zu own_peak_per_object=%.3f free_queue=%zu free_queue_peak=%zu "
+            "large_sizes=%zu large_size_bytes=%zu malloc_in_use=%zu\n",
+            (long long)objects, (long long)bytes, own, own_peak,
+            objects > 0 ? (double)own_peak / (double)objects : 0.0, queue, queue_peak, nbig,
+            big, mi.uordblks + mi.hblkhd);
 }
 
 void memory_onload(void)

@@ -15,6 +15,7 @@ void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
 bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
 void memory_replay(JNIEnv *jni);
+void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);
