@@ -18,7 +18,8 @@
 # from round to round (A B C, B C A, C A B, ...) so no configuration always runs first. The
 # time used is the workload's own elapsed_ms, measured inside Java around its loop (JVM
 # start-up and exit excluded); wall time is the fallback. Ratios are medians of per-round
-# ratios, with IQR and min..max.
+# ratios, with IQR and min..max. The allocs scenario also prints the shim's memory per live
+# tracked object (JVMPISHIM_MEMSTATS=1 in the shim's runs; see memstats_scenario).
 #
 # The dump scenario is different: HeapBig builds ~2 M live objects and waits. Configuration
 # bdump is the shim with bench/agents/bdump.c, which takes a level-2 JVMPI HEAP_DUMP when the
@@ -58,6 +59,7 @@ BENCH=$ROOT/build/bench
 # the minimum the workload itself produces). A two-configuration scenario (dump) lists the
 # shim configuration first and its comparison second.
 scenario() {
+  MEMSTATS=""   # 1: the shim prints its memory per tracked object (JVMPISHIM_MEMSTATS)
   case "$1" in
     idle)    WL=Idle;        WARGS="30000000";      CONFS="none bnothing nnothing"; ROUNDS=15
              GOAL=shim_none;   GOALMAX=1.02; COUNTKEY="";        EXPECT=""
@@ -67,7 +69,8 @@ scenario() {
              DESC="MethodCalls 5000000: 5 M megamorphic calls, METHOD_ENTRY/EXIT counted" ;;
     allocs)  WL=Alloc;       WARGS="4000000";       CONFS="none ballocs nallocs";   ROUNDS=5
              GOAL=shim_native; GOALMAX=1.2;  COUNTKEY=allocs;  EXPECT=4000000
-             DESC="Alloc 4000000: 4 M small objects, OBJECT_ALLOC/FREE + GC counted" ;;
+             DESC="Alloc 4000000: 4 M small objects, OBJECT_ALLOC/FREE + GC counted"
+             MEMSTATS=1 ;;
     threads) WL=Threads;     WARGS="32 100000";     CONFS="none bmethods nmethods"; ROUNDS=5
              GOAL=none;        GOALMAX="";   COUNTKEY=entries; EXPECT=3200000
              DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
@@ -103,6 +106,35 @@ summarize_scenario() { # DIR JDKMAJOR SCEN
       -f "$ROOT/bench/summarize.awk" "$dir/results.tsv"
 }
 
+# allocs: the shim's memory per live tracked object, per round. "own" is what the shim
+# itself holds in proportion to objects (its JVMPISHIM_MEMSTATS line at VMDeath: the free
+# queue at its peak and oversized sizes); "malloc diff" is the process's malloc in use at
+# VMDeath under the shim minus under the native agent of the same round (both tag every
+# object; the JVM's tag storage is in both), divided by the shim's live tracked objects.
+memstats_scenario() { # DIR JDKMAJOR
+  local dir=$1 v=$2 d=$1/raw/jdk$2/allocs f r
+  for f in "$d"/r*-ballocs.err; do
+    [ -f "$f" ] || continue
+    r=${f##*/}; r=${r%%-*}
+    echo "$(grep -a '^jvmpishim: memstats:' "$f" | head -n 1) $(grep -a '^nallocs-mem:' "$d/$r-nallocs.out" 2>/dev/null | head -n 1 | sed 's/malloc_in_use/native_malloc/')"
+  done | awk -v jdk="$v" -v out="$dir/memstats.tsv" '
+    function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+                                   return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    { delete kv; for (i = 1; i <= NF; i++) if (split($i, p, "=") == 2) kv[p[1]] = p[2]
+      if (!("live_objects" in kv) || kv["live_objects"] <= 0) next
+      n++; own[n] = kv["own_peak_per_object"]; live[n] = kv["live_objects"]
+      if ("native_malloc" in kv) { m++; diff[m] = (kv["malloc_in_use"] - kv["native_malloc"]) / kv["live_objects"] } }
+    END { if (n == 0) { print "  memory: no JVMPISHIM_MEMSTATS line"; exit }
+          lo = own[1]; hi = own[1]; for (i = 1; i <= n; i++) { if (own[i] < lo) lo = own[i]; if (own[i] > hi) hi = own[i] }
+          om = med(own, n); lm = med(live, n)
+          line = sprintf("%s\tallocs\t%d\t%.0f\t%.3f\t%.3f..%.3f", jdk, n, lm, om, lo, hi)
+          if (m > 0) { dlo = diff[1]; dhi = diff[1]; for (i = 1; i <= m; i++) { if (diff[i] < dlo) dlo = diff[i]; if (diff[i] > dhi) dhi = diff[i] }
+                       dm = med(diff, m); line = line sprintf("\t%.2f\t%.2f..%.2f", dm, dlo, dhi) }
+          else line = line "\t-\t-"
+          print line >> out
+          printf "  memory per live tracked object (%d rounds, %.0f live): shim own %.3f B [%.3f..%.3f]; malloc shim-native %s B [%s]\n", n, lm, om, lo, hi, (m ? sprintf("%.2f", dm) : "-"), (m ? sprintf("%.2f..%.2f", dlo, dhi) : "-") }'
+}
+
 print_summary() { # DIR
   local dir=$1
   echo
@@ -115,16 +147,24 @@ print_summary() { # DIR
       cpu columns: the dumping JVM's CPU time, shim/floor and shim/jcmd"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
+  if [ -s "$dir/memstats.tsv" ]; then
+    echo
+    echo "memory: bytes per live tracked object; own = what the shim holds per object (goal <= 24),"
+    echo "        malloc diff = process malloc in use at VMDeath, shim minus native agent, per object"
+    { printf 'JDK\tscenario\trounds\tlive objects\town B/object\t[min..max]\tmalloc diff B/object\t[min..max]\n'
+      cat "$dir/memstats.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/memstats.tsv"
+  fi
 }
 
 if [ "${1:-}" = --summarize ]; then
   dir=$(readlink -f "${2:-$BENCH/latest}")
   [ -f "$dir/results.tsv" ] || { echo "run.sh: no $dir/results.tsv" >&2; exit 2; }
-  : >"$dir/summary.tsv"; : >"$dir/checks.txt"
+  : >"$dir/summary.tsv"; : >"$dir/checks.txt"; : >"$dir/memstats.tsv"
   for v in $(cut -f1 "$dir/results.tsv" | sort -un); do
     for s in $(awk -F'\t' -v v="$v" '$1==v{print $2}' "$dir/results.tsv" | awk '!seen[$0]++'); do
       echo "--- JDK $v / $s"
       summarize_scenario "$dir" "$v" "$s"
+      [ -n "$MEMSTATS" ] && memstats_scenario "$dir" "$v"
     done
   done
   print_summary "$dir"
@@ -176,9 +216,9 @@ run_one() {
   local t0 t1 rc
   t0=$(date +%s%N)
   if [ -n "$TIME" ]; then
-    (cd "$d" && "$TIME" -f "%U %S" -o "$base.time" timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
+    (export JVMPISHIM_MEMSTATS="$MEMSTATS"; cd "$d" && "$TIME" -f "%U %S" -o "$base.time" timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
   else
-    (cd "$d" && timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
+    (export JVMPISHIM_MEMSTATS="$MEMSTATS"; cd "$d" && timeout -k 10 "$TIMEOUT" "${cmd[@]}" >"$base.out" 2>"$base.err")
   fi
   rc=$?
   t1=$(date +%s%N)
@@ -374,7 +414,7 @@ main() {
   echo "built with: $BUILD_JDK (agents: cc -std=gnu99 -Wall -Wextra -Werror -O2 -fPIC -shared)"
   echo "JVM options: ${JOPTS:-(none: JDK defaults)}; per-run timeout ${TIMEOUT}s"
   echo "raw output: $OUT"
-  : >"$OUT/results.tsv"; : >"$OUT/summary.tsv"; : >"$OUT/checks.txt"
+  : >"$OUT/results.tsv"; : >"$OUT/summary.tsv"; : >"$OUT/checks.txt"; : >"$OUT/memstats.tsv"
   for j in $JDKS; do
     local v; v=$(jdk_major "$j")
     # One throw-away run so the first measured run does not pay for a cold page cache.
@@ -401,6 +441,7 @@ main() {
       done
       echo "  ($(( $(date +%s) - sstart )) s; load now $(cut -d' ' -f1 /proc/loadavg))"
       summarize_scenario "$OUT" "$v" "$s"
+      [ -n "$MEMSTATS" ] && memstats_scenario "$OUT" "$v"
     done
   done
   print_summary "$OUT"

@@ -226,6 +226,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    memory_print_stats();
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
     threads_post_exiting_thread_end(jni);
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);

@@ -16,6 +16,8 @@ bool classes_on_free(jlong tag);
 
 /* OBJECT_ALLOC's is_array and class_id for objects of class cls (cached per class). */
 bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id);
+/* ThreadEnd, on the ending thread: drop its allocation-path class cache. */
+void classes_thread_end(JNIEnv *jni);
 /* JVMPI type code of a field/array signature character ('I' -> JVMPI_INT, 'L'/'[' -> JVMPI_CLASS). */
 jint classes_type_code(char sig);
 /* Method ids handed to agents: GetMethodClass accepts them without a scan. */

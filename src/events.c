@@ -311,7 +311,9 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
         events_gate_wait();
     /* Counted in flight before the phase is read, so that shutdown, having set the phase,
      * can wait for deliveries already past this check (see cb_vm_death). */
-    striped_add(&g_shim.inflight, 1);
+    /* Events from JVMTI callbacks carry the current thread's JNIEnv: no TLS lookup. */
+    int slot = ev->env_id != NULL ? stripe_of(ev->env_id) : stripe_index();
+    striped_add_at(&g_shim.inflight, slot, 1);
     int phase = atomic_load(&g_shim.phase);
     /* A GC bracket that has begun is finished even if shutdown starts meanwhile: agents
      * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock. */
@@ -322,7 +324,7 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     if (!allowed || notify == NULL) {
         /* During JVM_SHUT_DOWN only the shutting-down thread talks to the agent; after it,
          * or after ProfilerExit, nobody does. */
-        striped_add(&g_shim.inflight, -1);
+        striped_add_at(&g_shim.inflight, slot, -1);
         return false;
     }
     /* Definition before use: the thread an event names is announced first. */
@@ -334,12 +336,12 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
      * locks: they pass, as HotSpot did not GC-lock most of them either. */
     bool region = !requested && gc_gate_active();
     if (region)
-        gc_gate_enter();
+        gc_gate_enter_at(slot);
     notify(ev);
     if (region)
-        gc_gate_exit();
-    atomic_fetch_add_explicit(&inst->delivered[stripe_index()].n[t], 1, memory_order_relaxed);
-    striped_add(&g_shim.inflight, -1);
+        gc_gate_exit_at(slot);
+    atomic_fetch_add_explicit(&inst->delivered[slot].n[t], 1, memory_order_relaxed);
+    striped_add_at(&g_shim.inflight, slot, -1);
     return true;
 }
 

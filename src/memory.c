@@ -44,6 +44,8 @@
 #include "worker.h"
 #include "report.h"
 
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,8 +55,30 @@
 #define ARENA_NAME "Java heap"
 #define GATE_WAIT_MS 200
 
-/* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed. */
-static _Atomic jlong live_objects, live_bytes;
+/* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed.
+ * Counted per stripe slot (an allocating thread uses the slot of its JNIEnv) so that
+ * threads allocating at once share no cache line; only GC_FINISH sums the slots. */
+static struct live_slot {
+    _Atomic jlong objects, bytes;
+    char pad[64 - 2 * sizeof(jlong)];
+} live[STRIPES];
+
+static void live_add(int slot, jlong objects, jlong bytes)
+{
+    atomic_fetch_add_explicit(&live[slot].objects, objects, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live[slot].bytes, bytes, memory_order_relaxed);
+}
+
+static void live_sum(jlong *objects, jlong *bytes)
+{
+    jlong o = 0, b = 0;
+    for (int i = 0; i < STRIPES; i++) {
+        o += atomic_load_explicit(&live[i].objects, memory_order_relaxed);
+        b += atomic_load_explicit(&live[i].bytes, memory_order_relaxed);
+    }
+    *objects = o;
+    *bytes = b;
+}
 static _Atomic uint32_t arena_announced;    /* bit per instance */
 static _Atomic bool in_hidden_gc;           /* the collection the shim runs itself */
 static _Atomic bool bracket_open;           /* between GC_START and GC_FINISH */
@@ -63,15 +87,12 @@ bool gc_bracket_open(void)
 {
     return atomic_load(&bracket_open);
 }
-static _Atomic bool sweep_settled;          /* no allocation callback can race the sweep */
-static jlong sweep_end_ms;
-
-static jlong now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* The start-up sweep against allocation callbacks: see may_be_swept(). */
+static _Atomic unsigned sweep_gen;          /* odd while a sweep runs; +2 per sweep */
+#define SWEEP_RECHECKS 64
+static _Thread_local struct {
+    unsigned gen, left;
+} tl_sweep;
 static _Atomic bool sampling_on;
 /* OBJECT_ALLOC was on at start-up (the replay announced what existed) and has stayed on: every
  * object then either got its OBJECT_ALLOC or is one JVMTI never reported. */
@@ -88,7 +109,7 @@ static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Frees waiting for the next bracket. */
 static jlong *free_ids;
-static size_t free_n, free_cap;
+static size_t free_n, free_cap, free_cap_peak;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the GC gate ---- */
@@ -101,18 +122,18 @@ static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 
 static _Thread_local int tl_region_depth;
 
-void gc_gate_enter(void)
+void gc_gate_enter_at(int slot)
 {
     /* Nested regions (an event inside a handler, DisableGC around events) just count. */
     if (tl_region_depth++ > 0)
         return;
     for (int round = 0;; round++) {
-        striped_add(&gate_regions, 1);
+        striped_add_at(&gate_regions, slot, 1);
         if (!atomic_load(&gate_closing) || worker_is_self() || round > 0)
             return;
         /* A bracket is being set up: step back and wait for it, but not forever: this
          * thread may hold an agent lock the bracket's handlers need. */
-        striped_add(&gate_regions, -1);
+        striped_add_at(&gate_regions, slot, -1);
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
@@ -127,16 +148,26 @@ void gc_gate_enter(void)
     }
 }
 
-void gc_gate_exit(void)
+void gc_gate_exit_at(int slot)
 {
     if (--tl_region_depth > 0)
         return;
-    striped_add(&gate_regions, -1);
+    striped_add_at(&gate_regions, slot, -1);
     if (atomic_load(&gate_closing)) {
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
         pthread_mutex_unlock(&gate_lock);
     }
+}
+
+void gc_gate_enter(void)
+{
+    gc_gate_enter_at(stripe_index());
+}
+
+void gc_gate_exit(void)
+{
+    gc_gate_exit_at(stripe_index());
 }
 
 void gc_disable_enter(void)
@@ -230,14 +261,15 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     ev.u.obj_alloc.obj_id = id;
     if (only != NULL)
         event_post(only, &ev);
+    else if (g_shim.ninst == 1)
+        event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
     else
         event_post_all(&ev);
 }
 
-static void track(jlong tag, jlong size)
+static void track(jlong tag, jlong size, int slot)
 {
-    atomic_fetch_add(&live_objects, 1);
-    atomic_fetch_add(&live_bytes, size);
+    live_add(slot, 1, size);
     if (tag_size_bytes(tag) == 0 && size > 0) {
         struct big_size *b = malloc(sizeof *b);
         if (b != NULL) {
@@ -250,6 +282,35 @@ static void track(jlong tag, jlong size)
     }
 }
 
+/* Might the start-up sweep have tagged (and reported) the object of this callback?
+ * A thread's allocation callback can start late: the JVM leaves the VM for the callback,
+ * the sweep's safepoint may run right then, and the sweep finds the new object first. So
+ * a callback reads the tag first while a sweep runs, and for each thread's first
+ * SWEEP_RECHECKS callbacks after one (a thread's callbacks run in allocation order, and
+ * the JVM may deliver a few allocations it collected inside the VM in one batch). Every
+ * later callback is for an object allocated after the sweep, which nothing else can have
+ * tagged: it takes the SetTag alone, as a native agent would. The tag read is a tag-map
+ * lookup that misses (the most expensive kind): before, it was made for every allocation
+ * during the two seconds after the sweep. */
+static bool may_be_swept(void)
+{
+    unsigned g = atomic_load_explicit(&sweep_gen, memory_order_acquire);
+    if (g == 0)
+        return false; /* no sweep ever ran */
+    if (g & 1)
+        return true;
+    if (tl_sweep.gen != g) {
+        tl_sweep.gen = g;
+        tl_sweep.left = SWEEP_RECHECKS;
+        return true;
+    }
+    if (tl_sweep.left > 0) {
+        tl_sweep.left--;
+        return true;
+    }
+    return false;
+}
+
 static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject obj, jclass cls, jlong size)
 {
@@ -258,15 +319,11 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)thread;
     if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
         return;
-    /* A new object: no other thread can have tagged it, so no lock is needed. Only the
-     * start-up sweep may have reached it first (it ran while this thread was between the
-     * allocation and this callback), so the tag is read only around that time. */
+    /* A new object: no other thread can have tagged it, so no lock is needed; only the
+     * start-up sweep may have reached it first. */
     jlong tag = 0;
-    if (!atomic_load_explicit(&sweep_settled, memory_order_relaxed)) {
+    if (may_be_swept())
         (*jvmti)->GetTag(jvmti, obj, &tag);
-        if (atomic_load(&g_shim.phase) >= PHASE_LIVE && now_ms() > sweep_end_ms + 2000)
-            atomic_store(&sweep_settled, true);
-    }
     if (tag == 0) {
         tag = ids_new_tag(size, TAG_ALLOCATED);
         if ((*jvmti)->SetTag(jvmti, obj, tag) != JVMTI_ERROR_NONE)
@@ -277,7 +334,7 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         tag = ids_retag(tag, size, TAG_ALLOCATED);
         (*jvmti)->SetTag(jvmti, obj, tag);
     }
-    track(tag, size);
+    track(tag, size, stripe_of(jni));
     post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
 }
 
@@ -347,20 +404,22 @@ void memory_replay(JNIEnv *jni)
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_iteration_callback = sweep_cb;
-    if (!jvmti_ok((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, &s),
-                  "IterateThroughHeap for the start-up OBJECT_ALLOC sweep")) {
+    atomic_fetch_add(&sweep_gen, 1); /* odd: callbacks read tags from now on */
+    jvmtiError err = (*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, &s);
+    atomic_fetch_add(&sweep_gen, 1); /* even: each thread checks its next few callbacks */
+    if (!jvmti_ok(err, "IterateThroughHeap for the start-up OBJECT_ALLOC sweep")) {
         free(s.tags);
         return;
     }
+    int slot = stripe_index();
     for (size_t i = 0; i + 2 < s.n; i += 3) {
-        track(s.tags[i], s.tags[i + 2]);
+        track(s.tags[i], s.tags[i + 2], slot);
         jobjectID cid = ids_from_tag(s.tags[i + 1]);
         (*jni)->PushLocalFrame(jni, 8);
         jclass cls = s.tags[i + 1] ? classes_local_ref(jni, cid) : NULL;
         post_alloc(jni, NULL, 0, NULL, cls, s.tags[i + 2], ids_from_tag(s.tags[i]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
-    sweep_end_ms = now_ms();
     atomic_store(&alloc_complete, true);
     log_debug("start-up replay: %zu objects", s.n / 3);
     free(s.tags);
@@ -399,7 +458,7 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
             id = ids_claim_allocated(jni, obj, size, &tag);
             if (tag != 0) {
                 if (!classes_is_class_object(jni, obj))
-                    track(tag, size);
+                    track(tag, size, stripe_of(jni));
                 post_alloc(jni, NULL, 0, obj, cls, size, id);
             }
         }
@@ -422,7 +481,7 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
         jclass cls = t[1] ? classes_local_ref(jni, cid) : NULL;
         /* a mirror's death is CLASS_UNLOAD, never OBJECT_FREE: not in the tracked heap */
         if (cls == NULL || !classes_is_class_class(jni, cls))
-            track(t[0], t[2]);
+            track(t[0], t[2], stripe_of(jni));
         post_alloc(jni, NULL, 0, NULL, cls, t[2], ids_from_tag(t[0]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
@@ -478,8 +537,7 @@ void memory_on_free(jlong tag)
             free(b);
         }
     }
-    atomic_fetch_sub(&live_objects, 1);
-    atomic_fetch_sub(&live_bytes, size);
+    live_add(stripe_index(), -1, -size);
     if (!events_any(JVMPI_EVENT_OBJECT_FREE))
         return;
     pthread_mutex_lock(&free_lock);
@@ -493,6 +551,8 @@ void memory_on_free(jlong tag)
         }
         free_ids = p;
         free_cap = cap;
+        if (cap > free_cap_peak)
+            free_cap_peak = cap;
     }
     free_ids[free_n++] = id;
     pthread_mutex_unlock(&free_lock);
@@ -515,22 +575,21 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
 }
 
 /* Make JVMTI post the ObjectFree events it still holds for the last collection, on this
- * thread, now (measured: otherwise the Service Thread posts them up to seconds later).
- * JDK 17 posts them when a heap walk purges dead tags first (aborting the walk at the
- * first reference keeps that cheap); later JDKs when the tag map is queried. Each JDK gets
- * only the call that works there: both walk the whole tag map (measured: 10% of the time
- * of an allocation-heavy run when done every round). */
+ * thread, now. JDK 17 does so when a heap walk purges dead tags first (aborting the walk at
+ * the first reference keeps that cheap); without it, frees of a young collection were
+ * measured arriving one bracket late. The walk scans and rehashes the whole tag map at a
+ * safepoint (20-130 ms per bracket with 4 M tagged objects), but the rehash is owed after
+ * every collection anyway. Re-setting the ObjectFree event mode also flushes them on
+ * JDK 17 and 25, but deadlocked on both (the flushing thread waits for the Service Thread
+ * without a safepoint check while the Service Thread waits for a safepoint).
+ * From JDK 19 on nothing is called: the Service Thread posts the frees promptly by itself,
+ * and the bracket's quiet wait collects them. A tag-map query, used before, took 25-210 ms
+ * with the tag map locked (allocating threads wait for it in SetTag) and was measured not
+ * to make JVMTI post them: the same frees reached the same brackets without it. */
 static void flush_frees(void)
 {
-    if (g_shim.jdk_major >= 19) {
-        jlong none = -8; /* a tag no object has */
-        jint n = 0;
-        jobject *objs = NULL;
-        if ((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &none, &n, &objs, NULL) ==
-                JVMTI_ERROR_NONE && objs != NULL)
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    if (g_shim.jdk_major >= 19)
         return;
-    }
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = abort_walk;
@@ -573,7 +632,12 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    size_t at_start = frees_queued();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     flush_frees();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t after_flush = frees_queued();
     for (int i = 0; i < 20; i++) {
         size_t before = frees_queued();
         struct timespec ts = {0, 10 * 1000000L};
@@ -581,6 +645,10 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         if (frees_queued() == before)
             break;
     }
+    log_debug("GC bracket: %zu frees queued before the flush, %zu after it (%ld us), %zu after "
+              "the quiet wait", at_start, after_flush,
+              (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000),
+              frees_queued());
     for (int tries = 0; !gate_close(); tries++) {
         if (tries == 10) {
             log_warn("GC bracket: event handlers or DisableGC regions did not drain for %d ms; "
@@ -615,8 +683,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     }
     free(ids);
     event_init(&ev, JVMPI_EVENT_GC_FINISH, jni);
-    ev.u.gc_info.used_objects = atomic_load(&live_objects);
-    ev.u.gc_info.used_object_space = atomic_load(&live_bytes);
+    live_sum(&ev.u.gc_info.used_objects, &ev.u.gc_info.used_object_space);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
     atomic_store(&bracket_open, false);
@@ -657,6 +724,39 @@ static void alloc_changed(int t, bool any)
                     "ForceGarbageCollection to retire TLABs for OBJECT_ALLOC");
         atomic_store(&in_hidden_gc, false);
     }
+}
+
+/* JVMPISHIM_MEMSTATS=1: one line on stderr at VMDeath with what the shim holds per
+ * tracked object. The shim keeps no per-object table (the id, the "reported" flag and the
+ * size live in the object's JVMTI tag, in the JVM's tag map); what it allocates in
+ * proportion to objects is the queue of frees waiting for the next GC bracket and the
+ * sizes too large for a tag. Those are counted here, with the process's malloc figure
+ * (all arenas), which the benchmark compares with the native agent's at the same point. */
+void memory_print_stats(void)
+{
+    const char *e = getenv("JVMPISHIM_MEMSTATS");
+    if (e == NULL || e[0] == '\0' || e[0] == '0')
+        return;
+    jlong objects = 0, bytes = 0;
+    live_sum(&objects, &bytes);
+    pthread_mutex_lock(&free_lock);
+    size_t queue = free_cap * sizeof(jlong), queue_peak = free_cap_peak * sizeof(jlong);
+    pthread_mutex_unlock(&free_lock);
+    pthread_mutex_lock(&big_lock);
+    size_t nbig = HASH_COUNT(big_sizes);
+    size_t big = nbig * sizeof(struct big_size);
+    if (big_sizes != NULL)
+        big += sizeof(UT_hash_table) + big_sizes->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
+    pthread_mutex_unlock(&big_lock);
+    struct mallinfo2 mi = mallinfo2();
+    size_t own = queue + big, own_peak = queue_peak + big;
+    fprintf(stderr,
+            "jvmpishim: memstats: live_objects=%lld live_bytes=%lld own_bytes=%zu "
+            "own_peak_bytes=%zu own_peak_per_object=%.3f free_queue=%zu free_queue_peak=%zu "
+            "large_sizes=%zu large_size_bytes=%zu malloc_in_use=%zu\n",
+            (long long)objects, (long long)bytes, own, own_peak,
+            objects > 0 ? (double)own_peak / (double)objects : 0.0, queue, queue_peak, nbig,
+            big, mi.uordblks + mi.hblkhd);
 }
 
 void memory_onload(void)

@@ -7,6 +7,8 @@
 /* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
 void gc_gate_enter(void);
 void gc_gate_exit(void);
+void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_exit_at(int slot);
 bool gc_gate_active(void);          /* any GC bracket possible at all? */
 void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
 void gc_disable_exit(void);
@@ -21,6 +23,7 @@ bool memory_alloc_complete(void);
 /* Post OBJECT_ALLOC for n objects given as (full tag, class tag, size) triples, whose tags
  * already carry the "allocation posted" flag (heap dumps that tagged them first). */
 void memory_announce_tags(JNIEnv *jni, const jlong *triples, size_t n);
+void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);

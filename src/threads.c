@@ -18,6 +18,7 @@
 #include "events.h"
 #include "ids.h"
 #include "memory.h"
+#include "classes.h"
 #include "threads.h"
 #include "report.h"
 
@@ -496,6 +497,7 @@ static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread t)
 {
     (void)jvmti;
     threads_on_end(jni, t);
+    classes_thread_end(jni);
 }
 
 void threads_module_callbacks(jvmtiEventCallbacks *cb)

@@ -3,9 +3,13 @@
  * allocation is reported), each new object tagged with a counter (an object id) so that
  * ObjectFree reports it, GarbageCollectionStart/Finish counted. Prints at VMDeath:
  *   nallocs: allocs=N alloc_bytes=B frees=F gc_start=S gc_finish=E tag_failures=X
+ *   nallocs-mem: malloc_in_use=M
+ * The second line is the process's malloc figure (all arenas), which the harness compares
+ * with the one the shim prints at the same point (JVMPISHIM_MEMSTATS).
  */
 #include <jvmti.h>
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +50,8 @@ static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (void)jvmti; (void)jni;
     printf("nallocs: allocs=%lld alloc_bytes=%lld frees=%lld gc_start=%lld gc_finish=%lld "
            "tag_failures=%lld\n", allocs, alloc_bytes, frees, gc_start, gc_finish, tag_failures);
+    struct mallinfo2 mi = mallinfo2();
+    printf("nallocs-mem: malloc_in_use=%zu\n", mi.uordblks + mi.hblkhd);
     fflush(stdout);
 }
 
