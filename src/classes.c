@@ -24,6 +24,7 @@
  * Locks: class_lock (a leaf; held for table edits and lookups only).
  */
 #include "api.h"
+#include "calltrace.h"
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
@@ -595,6 +596,7 @@ bool classes_on_free(jlong tag)
     pthread_mutex_unlock(&class_lock);
     if (r == NULL)
         return false;
+    calltrace_invalidate(); /* its methods' cached line tables */
     if (!worker_submit(post_unload, r))
         log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
     return true;
