@@ -398,11 +398,15 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
     }
 }
 
+static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
+
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
 {
     if (cls == NULL)
         return NULL;
-    struct class_rec *r = rec_of(jni, cls);
+    /* Through the per-thread cache: monitor events and METHOD_ENTRY2 come here for every
+     * event, and must not all take class_lock. */
+    struct class_rec *r = rec_of_cached(jni, cls);
     if (r == NULL)
         return NULL;
     if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))

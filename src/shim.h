@@ -76,8 +76,11 @@ struct instance {
     /* Usage, for the migration report (report.c): calls per JVMPI function; EnableEvent
      * and RequestEvent calls per event type and how many were refused; deliveries per
      * event type, counted on the delivering thread's stripe so that no cache line is
-     * shared between threads on the per-event path. */
-    _Atomic uint64_t calls[SHIM_NUM_FUNCTIONS];
+     * shared between threads on the per-event path; JVMPI calls likewise (agents call
+     * GetCallTrace, RawMonitorEnter and the like from their event handlers). */
+    struct {
+        _Alignas(64) _Atomic uint64_t n[SHIM_NUM_FUNCTIONS];
+    } calls[STRIPES];
     _Atomic uint64_t enable_calls[SHIM_NUM_EVENTS], enable_refused[SHIM_NUM_EVENTS];
     _Atomic uint64_t request_calls[SHIM_NUM_EVENTS], request_failed[SHIM_NUM_EVENTS];
     struct {
