@@ -12,9 +12,11 @@
  * The price is one GetLineNumberTable per method per tracing thread. A global epoch
  * (calltrace_invalidate) empties every thread's cache at its next call: bumped when a class
  * is redefined or retransformed (its bcis and line tables change; methods=bci rewrites
- * classes when method events are switched) and when a class unloads. jmethodIDs of unloaded
- * classes are not reused by HotSpot, so a stale entry could only waste memory; a cache that
- * outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the classes of its
+ * classes when method events are switched) and when a class unloads (seen while
+ * CLASS_UNLOAD is enabled). Old versions of redefined methods are never cached: their
+ * jmethodIDs can be given to other methods once the JVM frees them. A method of a class
+ * that unloaded unseen can only be met again if the JVM gives its id to another method;
+ * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the classes of its
  * methods are announced to agents that enabled CLASS_LOAD, so a method id in a trace is
  * never unknown.
  */
@@ -39,6 +41,7 @@ struct method_lines {
     jmethodID current;          /* the id agents get (calltrace_current_version) */
     jint n;                     /* -3: native; 0: no table */
     bool announced;             /* its class went through classes_method_announced */
+    bool obsolete;              /* an old version: never kept in a cache (lines_of) */
     struct line_entry *lines;   /* sorted by start */
 };
 
@@ -184,6 +187,9 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
     ml->n = 0;
     ml->lines = NULL;
     ml->announced = false;
+    jboolean obsolete = JNI_FALSE;
+    (*jvmti)->IsMethodObsolete(jvmti, m, &obsolete);
+    ml->obsolete = obsolete;
     jboolean native = JNI_FALSE;
     (*jvmti)->IsMethodNative(jvmti, m, &native);
     if (native) {
@@ -206,8 +212,13 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
 }
 
 /* The cached lines of m in c, fetched on a miss. The pointer is good until the next call
- * on this thread that can add to the cache (a CLASS_LOAD handler may trace too). */
-static struct method_lines *lines_of(struct lines_cache *c, jmethodID m)
+ * on this thread that can add to the cache (a CLASS_LOAD handler may trace too). An old
+ * version of a method (code still running as it was before a redefinition) is filled into
+ * *scratch instead and not kept: HotSpot frees an old version once no frame runs it, and
+ * can then give its jmethodID to another method, with no event the shim would see. The
+ * caller frees scratch->lines (scratch_done). */
+static struct method_lines *lines_of(struct lines_cache *c, jmethodID m,
+                                     struct method_lines *scratch)
 {
     if (c->cap != 0) {
         size_t j = hash_method(m) & (c->cap - 1);
@@ -215,16 +226,30 @@ static struct method_lines *lines_of(struct lines_cache *c, jmethodID m)
             if (c->slots[j].method == m)
                 return &c->slots[j];
     }
+    struct method_lines got;
+    lines_fetch(&got, m);
+    if (got.obsolete) {
+        *scratch = got;
+        return scratch;
+    }
     if (c->used >= CACHE_MAX)
         cache_clear(c);
-    if ((c->used + 1) * 2 > c->cap && !cache_grow(c))
-        return NULL;
+    if ((c->used + 1) * 2 > c->cap && !cache_grow(c)) {
+        *scratch = got;
+        return scratch;
+    }
     size_t j = hash_method(m) & (c->cap - 1);
     while (c->slots[j].method != NULL)
         j = (j + 1) & (c->cap - 1);
-    lines_fetch(&c->slots[j], m);
+    c->slots[j] = got;
     c->used++;
     return &c->slots[j];
+}
+
+static void scratch_done(struct method_lines *scratch)
+{
+    free(scratch->lines);
+    scratch->lines = NULL;
 }
 
 static jint line_in(const struct method_lines *ml, jlocation bci)
@@ -250,7 +275,10 @@ static jint line_in(const struct method_lines *ml, jlocation bci)
 jint calltrace_line(jmethodID m, jlocation bci)
 {
     struct lines_cache *c = cache_self();
-    return line_in(c != NULL ? lines_of(c, m) : NULL, bci);
+    struct method_lines scratch = {0};
+    jint line = line_in(c != NULL ? lines_of(c, m, &scratch) : NULL, bci);
+    scratch_done(&scratch);
+    return line;
 }
 
 /* Frames asked for up to this depth are fetched into a stack buffer: no allocation. */
@@ -281,11 +309,13 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
         jvmtiFrameInfo *f = &fi[i + skip];
         /* ml is looked up for every frame and not kept: announcing below may run an
          * agent's CLASS_LOAD handler on this thread, which may trace and so change c. */
-        struct method_lines *ml = c != NULL ? lines_of(c, f->method) : NULL;
+        struct method_lines scratch = {0};
+        struct method_lines *ml = c != NULL ? lines_of(c, f->method, &scratch) : NULL;
         frames[i].method_id = ml != NULL ? ml->current : f->method;
         frames[i].lineno = line_in(ml, f->location); /* the running version's */
+        scratch_done(&scratch);
         if (announce && ml != NULL && !ml->announced) {
-            ml->announced = g_shim.ninst == 1; /* with several agents, ask every time */
+            ml->announced = g_shim.ninst == 1 && ml != &scratch; /* several agents: every time */
             classes_method_announced(jni, f->method);
             c = cache_self(); /* the same cache, emptied if a class changed meanwhile */
         }
