@@ -16,9 +16,9 @@
  * CLASS_UNLOAD is enabled). Old versions of redefined methods are never cached: their
  * jmethodIDs can be given to other methods once the JVM frees them. A method of a class
  * that unloaded unseen can only be met again if the JVM gives its id to another method;
- * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the classes of its
- * methods are announced to agents that enabled CLASS_LOAD, so a method id in a trace is
- * never unknown.
+ * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the
+ * classes of its methods are announced to agents that enabled CLASS_LOAD, so a method id
+ * in a trace is never unknown.
  */
 #include "api.h"
 #include "bci.h"
