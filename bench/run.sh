@@ -6,9 +6,11 @@
 #
 # Environment:
 #   BENCH_JDKS="DIR ..."     JDK homes to run on (default: tools/find-jdk.sh all)
-#   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads dump (default: all five)
+#   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads dump calltrace scaling
+#                            (default: all of them; scaling = threads1 threads2 threads4 threads8)
 #   BENCH_QUICK=1            2-3 rounds per scenario instead of 5-15 (a smoke test)
 #   BENCH_ROUNDS_<SCEN>=N    rounds of one scenario, e.g. BENCH_ROUNDS_IDLE=25
+#                            (BENCH_ROUNDS_SCALING=N: each of threads1..threads8)
 #   BENCH_JAVA_OPTS="..."    extra JVM options for every run (default: none)
 #   BENCH_TIMEOUT=S          per-run timeout in seconds (default 300); a run that hits it is a hang
 #
@@ -79,6 +81,22 @@ scenario() {
     dump)    WL=HeapBig;     WARGS="1000000";       CONFS="bdump jcmd ndump";       ROUNDS=5
              GOAL=shim_jcmd;   GOALMAX=1.5;  COUNTKEY=bytes;   EXPECT=70000000
              DESC="HeapBig 1000000: 2 M live objects, level-2 JVMPI HEAP_DUMP vs jcmd GC.heap_dump" ;;
+    # calltrace: a JVMPI CPU sampler (bct: SuspendThread + GetCallTrace depth 64 on 8
+    # threads held 100 frames deep, from a CreateSystemThread thread) against its native
+    # JVMTI port (nct: GetStackTrace + its own per-method line cache). Only the trace calls
+    # are timed, by the agents; counts carry traces=, short= and unstable= (must be 0) and
+    # sig=, a hash of the parked threads' frames that both agents must print alike.
+    calltrace) WL=CallTrace; WARGS="6 2 100";     CONFS="bct nct";                ROUNDS=5
+             GOAL=shim_native; GOALMAX=1.3;  COUNTKEY=traces;  EXPECT=32000
+             DESC="CallTrace 6 2 100: 8 threads 100 frames deep, 4000 ticks of GetCallTrace(64) each" ;;
+    # scaling: the threads workload at 1, 2, 4 and 8 threads with the same 3.2 M calls in
+    # all (threads is the 32-thread point); print_scaling tabulates them.
+    threads1|threads2|threads4|threads8)
+             local nt=${1#threads}
+             WL=Threads;     WARGS="$nt $((3200000 / nt))"; CONFS="none bmethods nmethods"
+             ROUNDS=${BENCH_ROUNDS_SCALING:-3}
+             GOAL=none;        GOALMAX="";   COUNTKEY=entries; EXPECT=3200000
+             DESC="Threads $nt $((3200000 / nt)): $nt thread(s), 3.2 M calls in all, METHOD_ENTRY/EXIT counted" ;;
     *) echo "run.sh: unknown scenario $1" >&2; return 1 ;;
   esac
   local up; up=$(echo "$1" | tr "[:lower:]" "[:upper:]")
@@ -154,6 +172,57 @@ print_summary() { # DIR
     { printf 'JDK\tscenario\trounds\tlive objects\town B/object\t[min..max]\tmalloc diff B/object\t[min..max]\n'
       cat "$dir/memstats.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/memstats.tsv"
   fi
+  print_scaling "$dir"
+}
+
+# The thread-scaling table: threads1..threads8 and threads (32 threads), all 3.2 M calls.
+# Per event = 2 events per call (METHOD_ENTRY + EXIT); wall ns is elapsed time per event,
+# cpu ns the workload threads' CPU time per event (summed over threads). With no lock or
+# counter shared by the threads, cpu ns per event stays flat as threads are added.
+print_scaling() { # DIR
+  local dir=$1
+  grep -Eq $'\tthreads[1248]\t' "$dir/results.tsv" || return 0
+  echo
+  echo "==== thread scaling (Threads workload, 3.2 M calls in all; medians over rounds) ===="
+  awk -F'\t' '
+    function med(k,    a, n, i, j, t) {
+      n = split(v[k], a, " ")
+      for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      if (n == 0) return ""
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    $5 == "ok" && ($2 ~ /^threads[1248]$/ || $2 == "threads") {
+      nt = $2 == "threads" ? 32 : substr($2, 8) + 0
+      k = $1 SUBSEP nt
+      seen[k] = 1; jdks[$1] = 1; nts[nt] = 1
+      v[k SUBSEP $4 SUBSEP "ms"] = v[k SUBSEP $4 SUBSEP "ms"] " " $6
+      if ($7 != "-") v[k SUBSEP $4 SUBSEP "cpu"] = v[k SUBSEP $4 SUBSEP "cpu"] " " $7
+      ms[$1, nt, $3, $4] = $6; cpu[$1, nt, $3, $4] = $7; rounds[k] = $3 > rounds[k] ? $3 : rounds[k]
+    }
+    END {
+      printf "%-4s %-7s %9s %9s %9s %10s %10s %10s %10s %12s %12s\n", "JDK", "threads", "none ms",
+             "shim ms", "native ms", "shim/nat", "cpu s/n", "shim ns/ev", "nat ns/ev", "shim cpu/ev", "nat cpu/ev"
+      for (j = 1; j <= 99; j++) if (j in jdks)
+        for (nt = 1; nt <= 32; nt++) if ((j SUBSEP nt) in seen) {
+          k = j SUBSEP nt
+          r = ""; rc = ""
+          for (x = 1; x <= rounds[k]; x++) {
+            if (((j, nt, x, "bmethods") in ms) && ((j, nt, x, "nmethods") in ms) && ms[j, nt, x, "nmethods"] > 0)
+              r = r " " ms[j, nt, x, "bmethods"] / ms[j, nt, x, "nmethods"]
+            if (((j, nt, x, "bmethods") in cpu) && ((j, nt, x, "nmethods") in cpu) && cpu[j, nt, x, "nmethods"] > 0 && cpu[j, nt, x, "bmethods"] != "-")
+              rc = rc " " cpu[j, nt, x, "bmethods"] / cpu[j, nt, x, "nmethods"]
+          }
+          v["r"] = r; v["rc"] = rc
+          sm = med(k SUBSEP "bmethods" SUBSEP "ms"); nm = med(k SUBSEP "nmethods" SUBSEP "ms")
+          sc = med(k SUBSEP "bmethods" SUBSEP "cpu"); nc = med(k SUBSEP "nmethods" SUBSEP "cpu")
+          printf "%-4s %-7s %9s %9s %9s %10s %10s %10s %10s %12s %12s\n", j, nt, med(k SUBSEP "none" SUBSEP "ms"),
+                 sm, nm, med("r") == "" ? "-" : sprintf("%.3f", med("r")), med("rc") == "" ? "-" : sprintf("%.3f", med("rc")),
+                 sm == "" ? "-" : sprintf("%.0f", sm * 1e6 / 6.4e6), nm == "" ? "-" : sprintf("%.0f", nm * 1e6 / 6.4e6),
+                 sc == "" ? "-" : sprintf("%.0f", sc * 1e6 / 6.4e6), nc == "" ? "-" : sprintf("%.0f", nc * 1e6 / 6.4e6)
+        }
+      print "(shim/nat, cpu s/n: medians of per-round ratios of elapsed and of CPU ms; ns/ev: median ms over"
+      print " 6.4 M events (3.2 M calls x entry + exit); cpu/ev: the workload threads CPU time, summed, per event)"
+    }' "$dir/results.tsv"
 }
 
 if [ "${1:-}" = --summarize ]; then
@@ -178,7 +247,8 @@ BUILD_JDK=${JDK:-$(tools/find-jdk.sh build)}
 make -s -f bench/Makefile JDK="$BUILD_JDK" || { echo "run.sh: building the benchmarks failed" >&2; exit 2; }
 
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
-SCENARIOS=${BENCH_SCENARIOS:-idle methods allocs threads dump}
+SCENARIOS=${BENCH_SCENARIOS:-idle methods allocs threads dump calltrace scaling}
+SCENARIOS=$(echo "$SCENARIOS" | sed 's/\bscaling\b/threads1 threads2 threads4 threads8/')
 TIMEOUT=${BENCH_TIMEOUT:-300}
 JOPTS=${BENCH_JAVA_OPTS:-}
 SHIM=$ROOT/build/libjvmpishim.so
@@ -231,7 +301,7 @@ run_one() {
     cpu=$(awk 'NF==2 && $1 ~ /^[0-9.]+$/ {printf "%.2f", $1+$2}' "$base.time"); [ -n "$cpu" ] || cpu="-"
   fi
   local counts
-  counts=$(sed -n 's/^\(bmethods\|nmethods\|ballocs\|nallocs\): //p' "$base.out" | head -n 1 | tr ' ' ',')
+  counts=$(sed -n 's/^\(bmethods\|nmethods\|ballocs\|nallocs\|bct\|nct\): //p' "$base.out" | head -n 1 | tr ' ' ',')
   [ -n "$counts" ] || counts="-"
   local status=ok
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status="hang(timeout ${TIMEOUT}s)"

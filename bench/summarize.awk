@@ -183,8 +183,73 @@ function dump_end(    i, c, line, nr, r, verdict, note, check, why, cs, cn, f) {
            fmt_r(rv_q1) ".." fmt_r(rv_q3), fmt_r(cf_med), fmt_r(cj_med), goaltxt, verdict, check >> summary
 }
 
+# Two agents doing one job, timed by themselves (calltrace): elapsed_ms and cpu_ms are the
+# agent's own timings of the job; counts carry traces=, short=, unstable= and sig=. The check
+# wants every run of both agents to print the same sig (the same frames: depth, methods,
+# lines), no short or unstable trace, and the expected number of traces.
+function pair_end(    i, c, line, nr, r, verdict, note, check, why, sig0, s, n, t) {
+    nconf = split(shim " " native, cf, " ")
+    label[shim] = "(shim + JVMPI agent)"; label[native] = "(native JVMTI agent)"
+    printf "  %-31s %5s %9s %13s %9s %10s %11s\n", "configuration", "runs", "median ms", "min..max ms",
+           "cpu ms", "process s", "ns/trace"
+    for (i = 1; i <= nconf; i++) {
+        c = cf[i]
+        stats(c, "ms"); med[c] = S["med"]; line = sprintf("  %-31s %5s %9s %13s", c " " label[c],
+              S["n"] "/" runs[c] + 0, fmt_ms(S["med"]), fmt_ms(S["min"]) ".." fmt_ms(S["max"]))
+        stats(c, "cpu"); line = line sprintf(" %9s", fmt_ms(S["med"]))
+        stats(c, "pcpu"); line = line sprintf(" %10s", S["med"] == "" ? "-" : sprintf("%.2f", S["med"]))
+        t = count_median(c, countkey)
+        line = line sprintf(" %11s", (t == "" || med[c] == "") ? "-" : sprintf("%.0f", med[c] * 1e6 / t))
+        print line (bad[c] ? "   " bad[c] " FAILED" : "")
+    }
+    nr = 0
+    for (r = 1; r <= maxr; r++) if (((shim, r) in ok) && ((native, r) in ok)) nr++
+    printf "  per-round ratios over %d complete rounds (median, IQR, min..max):\n", nr
+    ratio_line("shim / native", shim, native, "ms", ""); rv_med = R["med"]; rv_q1 = R["q1"]; rv_q3 = R["q3"]
+    ratio_line("cpu: shim / native", shim, native, "cpu", "   (the sampler thread's CPU time)")
+    cv_med = R["med"]
+    goaltxt = "shim/native <= " goalmax; verdict = "NO DATA"
+    if (rv_med != "") verdict = (rv_med <= goalmax + 0) ? "PASS" : "MISS"
+    note = ""
+    if (rv_med != "" && rv_q1 <= goalmax + 0 && goalmax + 0 <= rv_q3)
+        note = "; the threshold lies inside the IQR: the verdict is within this machine's noise"
+    printf "  goal %s: %s (median %s%s)\n", goaltxt, verdict, fmt_r(rv_med), note
+    print "  counts (first complete round of each agent):"
+    for (i = 1; i <= nconf; i++) {
+        c = cf[i]
+        for (r = 1; r <= maxr; r++)
+            if ((c, r) in ok) { printf "    %s: %s (round %d)\n", c, val["counts", c, r], r; break }
+    }
+    check = "ok"; why = ""; sig0 = ""; n = 0
+    for (i = 1; i <= nconf; i++) {
+        c = cf[i]
+        for (r = 1; r <= maxr; r++) {
+            if (!((c, r) in ok)) continue
+            n++
+            s = kv(val["counts", c, r], "sig")
+            if (s == "") { check = "MISSING"; why = why " " c " r" r ": no sig;" ; continue }
+            if (sig0 == "") sig0 = s
+            else if (s != sig0) { check = "DIFFER"; why = why " " c " r" r ": sig " s " != " sig0 ";" }
+            if (kv(val["counts", c, r], "short") != "0" || kv(val["counts", c, r], "unstable") != "0") {
+                check = "DIFFER"; why = why " " c " r" r ": short/unstable traces;"
+            }
+            if (expect != "" && kv(val["counts", c, r], countkey) + 0 != expect + 0) {
+                check = "LOW"; why = why " " c " r" r ": " countkey " != " expect ";"
+            }
+        }
+    }
+    if (n == 0) { check = "MISSING"; why = " no run completed" }
+    if (why == "") why = sprintf(" %d runs, one sig %s, no short or unstable trace, %s=%s each", n, sig0, countkey, expect)
+    printf "  frames check (same frames in every run of both agents): %s (%s)\n", check, substr(why, 2)
+    if (check != "ok")
+        print jdk "\t" scen "\t" check "\t" substr(why, 2) > checks
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jdk, scen, "-",
+           fmt_ms(med[shim]), fmt_ms(med[native]), "-", "-", fmt_r(rv_med),
+           fmt_r(rv_q1) ".." fmt_r(rv_q3), "-", fmt_r(cv_med), goaltxt, verdict, check >> summary
+}
+
 END {
-    if (none == "") { dump_end(); exit }
+    if (none == "") { if (scen == "dump") dump_end(); else pair_end(); exit }
     nconf = split(none " " shim " " native, cf, " ")
     label[none] = "(no agent)"; label[shim] = "(shim + JVMPI agent)"; label[native] = "(native JVMTI agent)"
     printf "  %-31s %5s %9s %13s %9s %10s\n", "configuration", "runs", "median ms", "min..max ms",

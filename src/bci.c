@@ -29,6 +29,7 @@
 #ifndef BCI_LIBRARY_PENDING
 #include "api.h"
 #include "bci.h"
+#include "calltrace.h"
 #include "classes.h"
 #include "classfile.h"
 #include "events.h"
@@ -376,6 +377,11 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
                                 unsigned char **new_data)
 {
     (void)jni; (void)loader; (void)pd;
+    /* Any redefinition or retransformation, the shim's or another agent's, changes bcis:
+     * GetCallTrace's cached line tables go (again after the shim's own passes, below,
+     * since a trace between this hook and the new code's installation caches the old). */
+    if (redefined != NULL)
+        calltrace_invalidate();
     unsigned flags = atomic_load(&want);
     if (flags == 0 || name == NULL || !started || shim_quiet())
         return;
@@ -450,10 +456,13 @@ static void retransform_all(void)
     const jint batch = 256;
     for (jint i = 0; i < k; i += batch) {
         jint m = k - i < batch ? k - i : batch;
-        if ((*benv)->RetransformClasses(benv, m, todo + i) == JVMTI_ERROR_NONE)
+        jvmtiError be = (*benv)->RetransformClasses(benv, m, todo + i);
+        calltrace_invalidate();
+        if (be == JVMTI_ERROR_NONE)
             continue;
         for (jint j = 0; j < m; j++) {
             jvmtiError e = (*benv)->RetransformClasses(benv, 1, todo + i + j);
+            calltrace_invalidate();
             if (e != JVMTI_ERROR_NONE) {
                 char *sig = NULL;
                 (*benv)->GetClassSignature(benv, todo[i + j], &sig, NULL);

@@ -6,9 +6,19 @@
  * other than the caller unless the agent had suspended it; JVMTI can walk a running thread
  * safely, so the shim always returns its real stack.
  *
- * Line tables are fetched once per method and kept sorted in a hash (lines_lock, a leaf,
- * not held across JVMTI calls). Before a trace is returned, the classes of its methods are
- * announced to agents that enabled CLASS_LOAD, so a method id in a trace is never unknown.
+ * Line tables are cached per method in a per-thread hash (a sampler thread, or each thread
+ * that traces itself in an event, has its own): the lookup of a frame takes no lock, shares
+ * no written cache line with other threads and allocates nothing once the method is known.
+ * The price is one GetLineNumberTable per method per tracing thread. A global epoch
+ * (calltrace_invalidate) empties every thread's cache at its next call: bumped when a class
+ * is redefined or retransformed (its bcis and line tables change; methods=bci rewrites
+ * classes when method events are switched) and when a class unloads (seen while
+ * CLASS_UNLOAD is enabled). Old versions of redefined methods are never cached: their
+ * jmethodIDs can be given to other methods once the JVM frees them. A method of a class
+ * that unloaded unseen can only be met again if the JVM gives its id to another method;
+ * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the
+ * classes of its methods are announced to agents that enabled CLASS_LOAD, so a method id
+ * in a trace is never unknown.
  */
 #include "api.h"
 #include "bci.h"
@@ -19,24 +29,110 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
 struct line_entry {
     jlocation start;
     jint line;
 };
 
+/* One method as this thread cached it. Slots with method == NULL are free. */
 struct method_lines {
     jmethodID method;           /* key */
     jmethodID current;          /* the id agents get (calltrace_current_version) */
     jint n;                     /* -3: native; 0: no table */
-    struct line_entry *lines;   /* sorted by start */
     bool announced;             /* its class went through classes_method_announced */
-    UT_hash_handle hh;
+    bool obsolete;              /* an old version: never kept in a cache (lines_of) */
+    struct line_entry *lines;   /* sorted by start */
 };
 
-static struct method_lines *cache;
-static pthread_rwlock_t lines_lock = PTHREAD_RWLOCK_INITIALIZER;
+struct lines_cache {
+    unsigned epoch;             /* lines_epoch when this cache was (re)started */
+    size_t cap, used;           /* cap: a power of two, or 0 */
+    struct method_lines *slots;
+};
+
+#define CACHE_MAX 65536         /* methods per thread before the cache starts again */
+
+static _Atomic unsigned lines_epoch;
+static _Thread_local struct lines_cache *tl_cache;
+static pthread_key_t cache_key;         /* only for its destructor, at thread exit */
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_clear(struct lines_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->slots[i].lines);
+    free(c->slots);
+    c->slots = NULL;
+    c->cap = c->used = 0;
+}
+
+static void cache_destroy(void *p)
+{
+    struct lines_cache *c = p;
+    cache_clear(c);
+    free(c);
+    tl_cache = NULL;
+}
+
+static void cache_key_init(void)
+{
+    if (pthread_key_create(&cache_key, cache_destroy) != 0)
+        log_warn("GetCallTrace: no thread-exit hook: line caches of ended threads are kept");
+}
+
+void calltrace_invalidate(void)
+{
+    atomic_fetch_add_explicit(&lines_epoch, 1, memory_order_release);
+}
+
+/* The calling thread's cache, emptied if a class changed since its last use. */
+static struct lines_cache *cache_self(void)
+{
+    struct lines_cache *c = tl_cache;
+    unsigned e = atomic_load_explicit(&lines_epoch, memory_order_acquire);
+    if (c == NULL) {
+        c = calloc(1, sizeof *c);
+        if (c == NULL)
+            return NULL;
+        pthread_once(&cache_once, cache_key_init);
+        pthread_setspecific(cache_key, c);
+        c->epoch = e;
+        tl_cache = c;
+    } else if (c->epoch != e) {
+        cache_clear(c);
+        c->epoch = e;
+    }
+    return c;
+}
+
+static inline size_t hash_method(jmethodID m)
+{
+    uint64_t x = (uint64_t)(uintptr_t)m;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static bool cache_grow(struct lines_cache *c)
+{
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    struct method_lines *t = calloc(cap, sizeof *t);
+    if (t == NULL)
+        return false;
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].method != NULL) {
+            size_t j = hash_method(c->slots[i].method) & (cap - 1);
+            while (t[j].method != NULL)
+                j = (j + 1) & (cap - 1);
+            t[j] = c->slots[i];
+        }
+    free(c->slots);
+    c->slots = t;
+    c->cap = cap;
+    return true;
+}
 
 static int by_start(const void *a, const void *b)
 {
@@ -98,57 +194,83 @@ jmethodID calltrace_current_version(jmethodID m)
     return cur != NULL ? cur : m;
 }
 
-static struct method_lines *lines_of(jmethodID m)
+/* Fill a slot for m: JVMTI calls only, no lock (they do not call back into the shim). */
+static void lines_fetch(struct method_lines *ml, jmethodID m)
 {
-    struct method_lines *ml;
-    pthread_rwlock_rdlock(&lines_lock);
-    HASH_FIND_PTR(cache, &m, ml);
-    pthread_rwlock_unlock(&lines_lock);
-    if (ml != NULL)
-        return ml;
-    ml = calloc(1, sizeof *ml);
-    if (ml == NULL)
-        return NULL;
+    jvmtiEnv *jvmti = g_shim.jvmti;
     ml->method = m;
     ml->current = calltrace_current_version(m);
     classes_note_methods(&ml->current, 1);
+    ml->n = 0;
+    ml->lines = NULL;
+    ml->announced = false;
+    jboolean obsolete = JNI_FALSE;
+    (*jvmti)->IsMethodObsolete(jvmti, m, &obsolete);
+    ml->obsolete = obsolete;
     jboolean native = JNI_FALSE;
-    (*g_shim.jvmti)->IsMethodNative(g_shim.jvmti, m, &native);
+    (*jvmti)->IsMethodNative(jvmti, m, &native);
     if (native) {
         ml->n = -3;
-    } else {
-        jint n = 0;
-        jvmtiLineNumberEntry *t = NULL;
-        if ((*g_shim.jvmti)->GetLineNumberTable(g_shim.jvmti, m, &n, &t) == JVMTI_ERROR_NONE) {
-            ml->lines = malloc(sizeof *ml->lines * (n ? n : 1));
-            if (ml->lines != NULL) {
-                for (jint i = 0; i < n; i++) {
-                    ml->lines[i].start = t[i].start_location;
-                    ml->lines[i].line = t[i].line_number;
-                }
-                qsort(ml->lines, n, sizeof *ml->lines, by_start);
-                ml->n = n;
-            }
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)t);
+        return;
+    }
+    jint n = 0;
+    jvmtiLineNumberEntry *t = NULL;
+    if ((*jvmti)->GetLineNumberTable(jvmti, m, &n, &t) != JVMTI_ERROR_NONE)
+        return;
+    if (n > 0 && (ml->lines = malloc(sizeof *ml->lines * (size_t)n)) != NULL) {
+        for (jint i = 0; i < n; i++) {
+            ml->lines[i].start = t[i].start_location;
+            ml->lines[i].line = t[i].line_number;
         }
+        qsort(ml->lines, (size_t)n, sizeof *ml->lines, by_start);
+        ml->n = n;
     }
-    struct method_lines *old;
-    pthread_rwlock_wrlock(&lines_lock);
-    HASH_FIND_PTR(cache, &m, old);
-    if (old == NULL)
-        HASH_ADD_PTR(cache, method, ml);
-    pthread_rwlock_unlock(&lines_lock);
-    if (old != NULL) {
-        free(ml->lines);
-        free(ml);
-        ml = old;
-    }
-    return ml;
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)t);
 }
 
-jint calltrace_line(jmethodID m, jlocation bci)
+/* The cached lines of m in c, fetched on a miss. The pointer is good until the next call
+ * on this thread that can add to the cache (a CLASS_LOAD handler may trace too). An old
+ * version of a method (code still running as it was before a redefinition) is filled into
+ * *scratch instead and not kept: HotSpot frees an old version once no frame runs it, and
+ * can then give its jmethodID to another method, with no event the shim would see. The
+ * caller frees scratch->lines (scratch_done). */
+static struct method_lines *lines_of(struct lines_cache *c, jmethodID m,
+                                     struct method_lines *scratch)
 {
-    struct method_lines *ml = lines_of(m);
+    if (c->cap != 0) {
+        size_t j = hash_method(m) & (c->cap - 1);
+        for (; c->slots[j].method != NULL; j = (j + 1) & (c->cap - 1))
+            if (c->slots[j].method == m)
+                return &c->slots[j];
+    }
+    struct method_lines got;
+    lines_fetch(&got, m);
+    if (got.obsolete) {
+        *scratch = got;
+        return scratch;
+    }
+    if (c->used >= CACHE_MAX)
+        cache_clear(c);
+    if ((c->used + 1) * 2 > c->cap && !cache_grow(c)) {
+        *scratch = got;
+        return scratch;
+    }
+    size_t j = hash_method(m) & (c->cap - 1);
+    while (c->slots[j].method != NULL)
+        j = (j + 1) & (c->cap - 1);
+    c->slots[j] = got;
+    c->used++;
+    return &c->slots[j];
+}
+
+static void scratch_done(struct method_lines *scratch)
+{
+    free(scratch->lines);
+    scratch->lines = NULL;
+}
+
+static jint line_in(const struct method_lines *ml, jlocation bci)
+{
     if (ml == NULL || ml->n == 0)
         return -1;
     if (ml->n < 0)
@@ -167,18 +289,29 @@ jint calltrace_line(jmethodID m, jlocation bci)
     return found < 0 ? -1 : ml->lines[found].line;
 }
 
-#define STACK_CHUNK 64
+jint calltrace_line(jmethodID m, jlocation bci)
+{
+    struct lines_cache *c = cache_self();
+    struct method_lines scratch = {0};
+    jint line = line_in(c != NULL ? lines_of(c, m, &scratch) : NULL, bci);
+    scratch_done(&scratch);
+    return line;
+}
+
+/* Frames asked for up to this depth are fetched into a stack buffer: no allocation. */
+#define STACK_FRAMES 128
 
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
 {
     /* One frame more than asked: a thread inside a method-event probe has the probe's
-     * native frame on top, which is the shim's and is dropped. */
-    jvmtiFrameInfo buf[STACK_CHUNK + 1];
-    jvmtiFrameInfo *fi = depth < STACK_CHUNK ? buf : malloc(sizeof *fi * ((size_t)depth + 1));
+     * native frame on top, which is the shim's and is dropped; one more again for the Java
+     * wrapper of a renamed native, which is not shown (below). */
+    jvmtiFrameInfo buf[STACK_FRAMES + 2];
+    jvmtiFrameInfo *fi = depth <= STACK_FRAMES ? buf : malloc(sizeof *fi * ((size_t)depth + 2));
     if (fi == NULL)
         return 0;
     jint n = 0;
-    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth + 1, fi, &n);
+    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth + 2, fi, &n);
     if (err != JVMTI_ERROR_NONE) {
         if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)
             jvmti_ok_at(err, LOG_INFO, "GetCallTrace: GetStackTrace");
@@ -186,21 +319,28 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
     }
     jint skip = (n > 0 && bci_is_hook_method(fi[0].method)) ? 1 : 0;
     n -= skip;
+    bool announce = jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD);
+    struct lines_cache *c = cache_self();
     jint out = 0;
     for (jint i = 0; i < n && out < depth; i++) {
         jvmtiFrameInfo *f = &fi[i + skip];
-        struct method_lines *ml = lines_of(f->method);
-        frames[out].method_id = ml != NULL ? ml->current : f->method;
-        frames[out].lineno = calltrace_line(f->method, f->location); /* the running version's */
-        if (ml != NULL && !ml->announced && jni != NULL &&
-            events_any(JVMPI_EVENT_CLASS_LOAD)) {
-            classes_method_announced(jni, f->method);
-            ml->announced = g_shim.ninst == 1; /* with several agents, ask every time */
-        }
+        /* ml is looked up for every frame and not kept: announcing below may run an
+         * agent's CLASS_LOAD handler on this thread, which may trace and so change c. */
+        struct method_lines scratch = {0};
+        struct method_lines *ml = c != NULL ? lines_of(c, f->method, &scratch) : NULL;
+        jmethodID shown = ml != NULL ? ml->current : f->method;
+        frames[out].method_id = shown;
+        frames[out].lineno = line_in(ml, f->location); /* the running version's */
         /* A renamed native's frame stands for the native the agent knows; the Java wrapper
          * right below it, the same method to the agent, is not shown twice. */
-        if (ml != NULL && ml->n == -3 && ml->current != f->method && i + 1 < n &&
-            fi[i + skip + 1].method == ml->current)
+        bool renamed_native = ml != NULL && ml->n == -3 && shown != f->method;
+        scratch_done(&scratch);
+        if (announce && ml != NULL && !ml->announced) {
+            ml->announced = g_shim.ninst == 1 && ml != &scratch; /* several agents: every time */
+            classes_method_announced(jni, f->method);
+            c = cache_self(); /* the same cache, emptied if a class changed meanwhile */
+        }
+        if (renamed_native && i + 1 < n && fi[i + skip + 1].method == shown)
             i++;
         out++;
     }

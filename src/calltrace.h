@@ -8,8 +8,11 @@
 /* The id agents know a method by: m, or for an obsolete version of a method (code that runs
  * as it was before methods=bci rewrote its class) the current version's id. Not cached. */
 jmethodID calltrace_current_version(jmethodID m);
-/* JVMPI line of (method, bci): -3 native, -1 unknown; cached per method. */
+/* JVMPI line of (method, bci): -3 native, -1 unknown; cached per method and thread. */
 jint calltrace_line(jmethodID m, jlocation bci);
+/* Some class was redefined, retransformed or unloaded: every thread's cached line tables
+ * are dropped at its next call. Async-signal and ObjectFree safe (one atomic add). */
+void calltrace_invalidate(void);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth);
 

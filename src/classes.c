@@ -25,6 +25,7 @@
  */
 #include "api.h"
 #include "bci.h"
+#include "calltrace.h"
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
@@ -399,11 +400,15 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
     }
 }
 
+static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
+
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
 {
     if (cls == NULL)
         return NULL;
-    struct class_rec *r = rec_of(jni, cls);
+    /* Through the per-thread cache: monitor events and METHOD_ENTRY2 come here for every
+     * event, and must not all take class_lock. */
+    struct class_rec *r = rec_of_cached(jni, cls);
     if (r == NULL)
         return NULL;
     if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))
@@ -641,6 +646,7 @@ bool classes_on_free(jlong tag)
     pthread_mutex_unlock(&class_lock);
     if (r == NULL)
         return false;
+    calltrace_invalidate(); /* its methods' cached line tables */
     if (!worker_submit(post_unload, r))
         log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
     return true;

@@ -22,7 +22,7 @@ const char *const jvmpi_fn_names[FN_COUNT] = {
  * run (after shutdown, on the thread that shut down; other threads park inside). */
 static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
 {
-    atomic_fetch_add_explicit(&inst->calls[fn], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&inst->calls[stripe_index()].n[fn], 1, memory_order_relaxed);
     /* ProfilerExit keeps working after shutdown, as under HotSpot's disengage(). */
     if (__builtin_expect(atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_DEAD, 0) &&
         fn != FN_ProfilerExit)

@@ -152,7 +152,9 @@ static void write_one(struct instance *inst, const char *how_ended)
     fprintf(f, "\nJVMPI functions called\n");
     fprintf(f, "  %-26s %12s  %-11s %s\n", "function", "calls", "status", "how");
     for (int fn = 0; fn < FN_COUNT; fn++) {
-        uint64_t c = atomic_load(&inst->calls[fn]);
+        uint64_t c = 0;
+        for (int i = 0; i < STRIPES; i++)
+            c += atomic_load_explicit(&inst->calls[i].n[fn], memory_order_relaxed);
         if (c == 0)
             continue;
         const struct fidelity_row *r = fidelity_function(jvmpi_fn_names[fn]);

@@ -18,7 +18,7 @@
  *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
  *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
  *                            the only lock waited on while blocking for the agent)
- *   5. class_lock, mid_lock, methods_lock, lines_lock, big_lock, free_lock, q_lock (worker queue),
+ *   5. class_lock, mid_lock, methods_lock, big_lock, free_lock, q_lock (worker queue),
  *      install_lock (JNI table): leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
@@ -76,8 +76,11 @@ struct instance {
     /* Usage, for the migration report (report.c): calls per JVMPI function; EnableEvent
      * and RequestEvent calls per event type and how many were refused; deliveries per
      * event type, counted on the delivering thread's stripe so that no cache line is
-     * shared between threads on the per-event path. */
-    _Atomic uint64_t calls[SHIM_NUM_FUNCTIONS];
+     * shared between threads on the per-event path; JVMPI calls likewise (agents call
+     * GetCallTrace, RawMonitorEnter and the like from their event handlers). */
+    struct {
+        _Alignas(64) _Atomic uint64_t n[SHIM_NUM_FUNCTIONS];
+    } calls[STRIPES];
     _Atomic uint64_t enable_calls[SHIM_NUM_EVENTS], enable_refused[SHIM_NUM_EVENTS];
     _Atomic uint64_t request_calls[SHIM_NUM_EVENTS], request_failed[SHIM_NUM_EVENTS];
     struct {

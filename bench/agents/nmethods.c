@@ -1,6 +1,7 @@
 /* nmethods.c — a native JVMTI agent counting MethodEntry and MethodExit, written the way a
  * user porting bmethods to JVMTI by hand would: both events enabled in Agent_OnLoad,
- * atomic increments, counts printed at VMDeath:
+ * atomic increments in per-thread padded slots (as bmethods.c counts), counts printed at
+ * VMDeath:
  *   nmethods: entries=N exits=M
  */
 #include <jvmti.h>
@@ -8,24 +9,42 @@
 #include <stdio.h>
 #include <string.h>
 
-static volatile long long entries, exits;
+#define SLOTS 256
+static struct slot {
+    volatile long long entries, exits;
+    char pad[64 - 2 * sizeof(long long)];
+} __attribute__((aligned(64))) slots[SLOTS];
+static volatile int next_slot;
+static __thread struct slot *mine;
+
+static struct slot *my_slot(void)
+{
+    if (mine == NULL)
+        mine = &slots[__atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % SLOTS];
+    return mine;
+}
 
 static void JNICALL on_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
 {
     (void)jvmti; (void)jni; (void)thread; (void)m;
-    __atomic_fetch_add(&entries, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&my_slot()->entries, 1, __ATOMIC_RELAXED);
 }
 
 static void JNICALL on_exit_(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m,
                              jboolean by_exception, jvalue rv)
 {
     (void)jvmti; (void)jni; (void)thread; (void)m; (void)by_exception; (void)rv;
-    __atomic_fetch_add(&exits, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&my_slot()->exits, 1, __ATOMIC_RELAXED);
 }
 
 static void JNICALL on_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti; (void)jni;
+    long long entries = 0, exits = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        entries += slots[i].entries;
+        exits += slots[i].exits;
+    }
     printf("nmethods: entries=%lld exits=%lld\n", entries, exits);
     fflush(stdout);
 }
