@@ -23,7 +23,10 @@ B        := build
 JNI_INC  := -I$(JDK)/include -I$(JDK)/include/linux
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude $(JNI_INC)
+# TLS descriptors: the shim's thread-locals (read on every event) without a call to
+# __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
+TLS_DIALECT  := $(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2,)
+SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude $(JNI_INC)
 # Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
 AGENT_CFLAGS := $(WARN) $(CFLAGS) -fPIC -Iinclude $(JNI_INC)
 

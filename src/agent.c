@@ -222,7 +222,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     /* From here only this thread delivers events. Deliveries other threads had already
      * begun may finish first (bounded: a handler blocked on this thread must not hang the
      * exit), so the agent's shutdown handler does not race its own event handlers. */
-    for (int i = 0; i < 400 && (striped_sum(&g_shim.inflight) > 0 || gc_bracket_open()); i++) {
+    for (int i = 0; i < 400 && (events_inflight() > 0 || gc_bracket_open()); i++) {
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }

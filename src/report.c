@@ -73,7 +73,7 @@ void report_misuse(struct instance *inst, int level, const char *fmt, ...)
 
 static uint64_t delivered(struct instance *inst, int t)
 {
-    uint64_t n = 0;
+    uint64_t n = events_delivered(inst->slot, t);
     for (int i = 0; i < STRIPES; i++)
         n += atomic_load_explicit(&inst->delivered[i].n[t], memory_order_relaxed);
     return n;

@@ -112,7 +112,7 @@ struct shim {
     pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
     pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
-    struct striped inflight;            /* event_post calls between check and return */
+    struct striped inflight;            /* in flight on threads without a record (events.c) */
     bool check_dumps;                   /* checkdumps option: validate every dump built */
     bool attached;                      /* loaded by Agent_OnAttach into a running JVM */
 };
@@ -158,6 +158,10 @@ void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
 bool event_post(struct instance *inst, JVMPI_Event *ev);
 /* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
 void event_post_all(const JVMPI_Event *ev);
+/* Deliveries between their phase check and their return, all threads (shutdown waits for
+ * them); and deliveries of event t to instance slot so far (the migration report). */
+long events_inflight(void);
+uint64_t events_delivered(int slot, int t);
 /* Startup gate: events from threads other than the init thread wait here until
  * JVM_INIT_DONE has been posted (HotSpot held them back the same way). */
 void events_gate_wait(void);
