@@ -2288,6 +2288,30 @@ static bool write_smt(struct meth *m, struct buf *out, uint32_t hstart, bool pro
     return ok;
 }
 
+/* Exception-table entries into handler for each run of instructions below end whose
+ * cover is `cover`; returns how many. */
+static unsigned emit_ranges(struct meth *m, struct buf *out, uint8_t cover, size_t end,
+                            uint32_t handler)
+{
+    unsigned n = 0;
+    for (size_t k = 0; k < end;) {
+        if (m->cover[k] != cover) {
+            k++;
+            continue;
+        }
+        size_t j = k;
+        while (j < end && m->cover[j] == cover)
+            j++;
+        b_u2(out, m->ins[k].start);
+        b_u2(out, m->ins[j].start);
+        b_u2(out, handler);
+        b_u2(out, 0);
+        n++;
+        k = j;
+    }
+    return n;
+}
+
 /* Rewrite the method's Code attribute (a = its payload) into out (a whole method_info is
  * written by the caller; this writes the attribute name, length and payload). */
 static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct buf *out)
@@ -2428,41 +2452,13 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
     }
     if (probes) {
         if (split) {
-            /* Constructors: where `this` is initialized (after super()/this() returned);
-             * the code before is covered below, by the second handler. */
-            size_t k = 0;
-            while (k < m->n) {
-                if (m->cover[k] != 1) {
-                    k++;
-                    continue;
-                }
-                size_t j = k;
-                while (j < m->n && m->cover[j] == 1)
-                    j++;
-                b_u2(out, m->ins[k].start);
-                b_u2(out, m->ins[j].start);
-                b_u2(out, hstart);
-                b_u2(out, 0);
-                nex++;
-                k = j;
-            }
-            /* Before super(...)/this(...): up to that call (from after the entry probe, as
-             * the catch-all: a probe that could not run posted no entry). */
-            for (k = 0; m->presuper && k < m->init_k;) {
-                if (m->cover[k] != 2) {
-                    k++;
-                    continue;
-                }
-                size_t j = k;
-                while (j < m->init_k && m->cover[j] == 2)
-                    j++;
-                b_u2(out, m->ins[k].start);
-                b_u2(out, m->ins[j].start);
-                b_u2(out, hstart + m->mid_size + 4u);
-                b_u2(out, 0);
-                nex++;
-                k = j;
-            }
+            /* Constructors: where `this` is initialized (after super()/this() returned),
+             * into the catch-all; before super(...)/this(...), up to that call, into the
+             * second handler (both from after the entry probe: a probe that could not
+             * run posted no entry). */
+            nex += emit_ranges(m, out, 1, m->n, hstart);
+            if (m->presuper)
+                nex += emit_ranges(m, out, 2, m->init_k, hstart + m->mid_size + 4u);
         } else {
             b_u2(out, m->ins[0].start);
             b_u2(out, hstart);
