@@ -338,6 +338,23 @@ static jint shim_init_once(JavaVM *vm)
     return modules_enable_always();
 }
 
+/* The next instance: its options, trampolines and proxy JavaVM, and its library opened. */
+static jint add_instance(const struct shim_options *opts)
+{
+    if (opts->check_dumps)
+        g_shim.check_dumps = true;
+    struct instance *inst = &g_shim.inst[g_shim.ninst];
+    inst->slot = g_shim.ninst;
+    inst->opts = *opts;
+    interface_init(inst);
+    loader_init_proxy_vm(inst);
+    if (loader_open(inst) != JNI_OK)
+        return JNI_ERR;
+    inst->used = true;
+    g_shim.ninst++;
+    return JNI_OK;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
@@ -370,18 +387,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
                  "one; ignored here", opts.legacy);
     }
 
-    if (opts.check_dumps)
-        g_shim.check_dumps = true;
-    struct instance *inst = &g_shim.inst[g_shim.ninst];
-    inst->slot = g_shim.ninst;
-    inst->opts = opts;
-    interface_init(inst);
-    loader_init_proxy_vm(inst);
-    if (loader_open(inst) != JNI_OK)
-        return JNI_ERR;
-    inst->used = true;
-    g_shim.ninst++;
-    return JNI_OK;
+    return add_instance(&opts);
 }
 
 /* The shim gives up in a running JVM it was attached to: the JVM must go on as if the
@@ -485,24 +491,15 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         log_warn("attach: could not pin libjvmpishim.so in memory (%s)", dlerror());
     g_shim.vm = vm;
     g_shim.attached = true;
-    if (opts.check_dumps)
-        g_shim.check_dumps = true;
-    struct instance *inst = &g_shim.inst[0];
-    inst->slot = 0;
-    inst->opts = opts;
-    interface_init(inst);
-    loader_init_proxy_vm(inst);
-    if (loader_open(inst) != JNI_OK)
+    if (add_instance(&opts) != JNI_OK)
         return JNI_ERR;
-    inst->used = true;
-    g_shim.ninst = 1;
     methods_choice = opts.methods;
     if (shim_init_once(vm) != JNI_OK) {
         attach_abandon("JVMTI set-up failed");
         return JNI_ERR;
     }
     attach_mark_unavailable();
-    log_info("attached to a running JVM: starting %s", inst->resolved_path);
+    log_info("attached to a running JVM: starting %s", g_shim.inst[0].resolved_path);
     if (!start_agents(jni)) {
         report_write_all("a refused start (the agent failed to start after attach)");
         attach_abandon("the legacy agent failed to start");
