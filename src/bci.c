@@ -177,52 +177,48 @@ static inline struct probe *probe_begin(jint id)
     return probe_at(id);
 }
 
-/* Entry (with or without a receiver the probe passed) or exit of the method of probe id. */
-static void method_probe(JNIEnv *jni, jint id, bool exit, jobject self, bool have_self)
+enum probe_kind { PROBE_ENTRY, PROBE_EXIT, PROBE_EXIT_THROW };
+
+/* Entry (with or without a receiver the probe passed) or exit of the method of probe id;
+ * a constructor's exit by a throw also ends the callers that threw with it. */
+static void method_probe(JNIEnv *jni, jint id, enum probe_kind kind, jobject self, bool have_self)
 {
     struct probe *p = probe_begin(id);
     if (p == NULL)
         return;
     tl_in_probe = 1;
     jmethodID m = probe_method(p);
-    if (m != NULL && exit)
-        methods_post_exit(jni, m);
-    else if (m != NULL)
+    if (m != NULL && kind == PROBE_ENTRY)
         methods_post_entry(jni, m, self, have_self, 1); /* depth 1: below the probe */
+    else if (m != NULL)
+        methods_post_exit(jni, m);
+    if (m != NULL && kind == PROBE_EXIT_THROW)
+        unwind_constructors(jni);
     tl_in_probe = 0;
 }
 
 static void JNICALL h_enter(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
-    method_probe(jni, id, false, NULL, false);
+    method_probe(jni, id, PROBE_ENTRY, NULL, false);
 }
 
 static void JNICALL h_enterObj(JNIEnv *jni, jclass c, jobject self, jint id)
 {
     (void)c;
-    method_probe(jni, id, false, self, true);
+    method_probe(jni, id, PROBE_ENTRY, self, true);
 }
 
 static void JNICALL h_exit(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
-    method_probe(jni, id, true, NULL, false);
+    method_probe(jni, id, PROBE_EXIT, NULL, false);
 }
 
 static void JNICALL h_exitThrow(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
-    struct probe *p = probe_begin(id);
-    if (p == NULL)
-        return;
-    tl_in_probe = 1;
-    jmethodID m = probe_method(p);
-    if (m != NULL) {
-        methods_post_exit(jni, m);
-        unwind_constructors(jni);
-    }
-    tl_in_probe = 0;
+    method_probe(jni, id, PROBE_EXIT_THROW, NULL, false);
 }
 
 static void insn(JNIEnv *jni, jint id, jint bci, jint v1, jint v2)

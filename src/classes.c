@@ -852,38 +852,6 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }
 
-static _Atomic(jclass) class_class; /* global ref to java.lang.Class, made on first use */
-
-static jclass class_class_ref(JNIEnv *jni)
-{
-    jclass cc = atomic_load(&class_class);
-    if (cc == NULL) {
-        jclass local = (*jni)->FindClass(jni, "java/lang/Class");
-        if (local == NULL) {
-            (*jni)->ExceptionClear(jni);
-            return NULL;
-        }
-        jclass global = (*jni)->NewGlobalRef(jni, local), none = NULL;
-        (*jni)->DeleteLocalRef(jni, local);
-        if (!atomic_compare_exchange_strong(&class_class, &none, global))
-            (*jni)->DeleteGlobalRef(jni, global); /* another thread made it first */
-        cc = atomic_load(&class_class);
-    }
-    return cc;
-}
-
-bool classes_is_class_object(JNIEnv *jni, jobject obj)
-{
-    jclass cc = class_class_ref(jni);
-    return cc != NULL && (*jni)->IsInstanceOf(jni, obj, cc);
-}
-
-bool classes_is_class_class(JNIEnv *jni, jclass cls)
-{
-    jclass cc = class_class_ref(jni);
-    return cc != NULL && (*jni)->IsSameObject(jni, cls, cc);
-}
-
 /* ---- the method ids JVMTI may be given ----
  *
  * JVMTI dereferences a jmethodID unchecked (HotSpot: Method::checked_resolve_jmethod_id

@@ -22,10 +22,6 @@ void classes_thread_end(JNIEnv *jni);
 jint classes_type_code(char sig);
 /* Method ids handed to agents: GetMethodClass accepts them without a scan. */
 void classes_note_methods(const jmethodID *ms, jint n);
-/* Is obj a java.lang.Class (a mirror)? */
-bool classes_is_class_object(JNIEnv *jni, jobject obj);
-/* Is cls java.lang.Class itself? */
-bool classes_is_class_class(JNIEnv *jni, jclass cls);
 /* A local ref to the class with this id, or NULL. */
 jclass classes_local_ref(JNIEnv *jni, jobjectID id);
 

@@ -411,15 +411,7 @@ void memory_replay(JNIEnv *jni)
         free(s.tags);
         return;
     }
-    int slot = stripe_index();
-    for (size_t i = 0; i + 2 < s.n; i += 3) {
-        track(s.tags[i], s.tags[i + 2], slot);
-        jobjectID cid = ids_from_tag(s.tags[i + 1]);
-        (*jni)->PushLocalFrame(jni, 8);
-        jclass cls = s.tags[i + 1] ? classes_local_ref(jni, cid) : NULL;
-        post_alloc(jni, NULL, 0, NULL, cls, s.tags[i + 2], ids_from_tag(s.tags[i]));
-        (*jni)->PopLocalFrame(jni, NULL);
-    }
+    memory_announce_tags(jni, s.tags, s.n / 3);
     atomic_store(&alloc_complete, true);
     log_debug("start-up replay: %zu objects", s.n / 3);
     free(s.tags);
@@ -430,9 +422,8 @@ void memory_replay(JNIEnv *jni)
  * itself, on the current thread. JVMTI samples no allocation made while one of its callbacks runs on the
  * thread (the shim's own reflection in an event, a Thread made by CreateSystemThread in a
  * handler, MemberNames on JDK 25), and makes mirrors of classes without sampling them; on
- * HotSpot every one of these got an OBJECT_ALLOC when it was allocated. A mirror's death is
- * reported as CLASS_UNLOAD, never OBJECT_FREE, so mirrors are not counted in the tracked
- * heap. The common case, an object already announced, costs one GetTag. */
+ * HotSpot every one of these got an OBJECT_ALLOC when it was allocated. The common case, an
+ * object already announced, costs one GetTag. */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
 {
     if (obj == NULL)
@@ -457,8 +448,7 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
             (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, obj, &size);
             id = ids_claim_allocated(jni, obj, size, &tag);
             if (tag != 0) {
-                if (!classes_is_class_object(jni, obj))
-                    track(tag, size, stripe_of(jni));
+                track(tag, size, stripe_of(jni));
                 post_alloc(jni, NULL, 0, obj, cls, size, id);
             }
         }
@@ -479,9 +469,7 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
         jobjectID cid = ids_from_tag(t[1]);
         (*jni)->PushLocalFrame(jni, 8);
         jclass cls = t[1] ? classes_local_ref(jni, cid) : NULL;
-        /* a mirror's death is CLASS_UNLOAD, never OBJECT_FREE: not in the tracked heap */
-        if (cls == NULL || !classes_is_class_class(jni, cls))
-            track(t[0], t[2], stripe_of(jni));
+        track(t[0], t[2], stripe_of(jni));
         post_alloc(jni, NULL, 0, NULL, cls, t[2], ids_from_tag(t[0]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
@@ -519,8 +507,9 @@ static jint request_object_alloc(struct instance *inst, void *arg)
 
 void memory_on_free(jlong tag)
 {
-    if (classes_on_free(tag))
-        return;
+    /* A class's mirror: its death is the class's unload (CLASS_UNLOAD), never OBJECT_FREE,
+     * but an announced mirror leaves the tracked heap like any object. */
+    bool mirror = classes_on_free(tag);
     if (!(tag & TAG_ALLOCATED))
         return; /* never announced as allocated: the agent does not know it */
     jlong size = tag_size_bytes(tag);
@@ -538,7 +527,7 @@ void memory_on_free(jlong tag)
         }
     }
     live_add(stripe_index(), -1, -size);
-    if (!events_any(JVMPI_EVENT_OBJECT_FREE))
+    if (mirror || !events_any(JVMPI_EVENT_OBJECT_FREE))
         return;
     pthread_mutex_lock(&free_lock);
     if (free_n == free_cap) {
