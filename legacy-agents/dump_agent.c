@@ -23,6 +23,11 @@
  * Also marker 7's id through JNI (DumpMarkers.MARKERS[7], jobject2jobjectID), and
  * OBJECT_DUMP with the garbage id 0x1234 and with NULL, which must fail with no event.
  *
+ * Option "alloc" (with "heap"): OBJECT_ALLOC is enabled in JVM_OnLoad and every announced
+ * object id is kept (and every class id from CLASS_LOAD, a class being its mirror); the
+ * level-0 dump's ids are then looked up: "dump: level0 records=N unannounced=U" (JVMPI
+ * promises an id is defined before an event uses it).
+ *
  * Output lines start with "dump: "; violations are "dump: FAIL ...".
  */
 #include <jvmpi.h>
@@ -40,7 +45,51 @@ static JavaVM *g_jvm;
 static JVMPI_Interface *jvmpi;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_fails;
-static int opt_object;
+static int opt_object, opt_alloc;
+
+/* Announced ids (option alloc): an insert-only open-addressing set, under mu. */
+static uintptr_t *known;
+static size_t known_n, known_cap;
+static void known_put_locked(uintptr_t id)
+{
+    if (id == 0)
+        return;
+    if ((known_n + 1) * 2 > known_cap) {
+        size_t cap = known_cap ? known_cap * 2 : 1 << 16;
+        uintptr_t *k = calloc(cap, sizeof *k);
+        if (k == NULL)
+            return;
+        for (size_t i = 0; i < known_cap; i++)
+            if (known[i] != 0) {
+                size_t j = (known[i] >> 3) * 0x9E3779B97F4A7C15ull % cap;
+                while (k[j] != 0)
+                    j = (j + 1) % cap;
+                k[j] = known[i];
+            }
+        free(known);
+        known = k;
+        known_cap = cap;
+    }
+    size_t j = (id >> 3) * 0x9E3779B97F4A7C15ull % known_cap;
+    while (known[j] != 0 && known[j] != id)
+        j = (j + 1) % known_cap;
+    if (known[j] == 0) {
+        known[j] = id;
+        known_n++;
+    }
+}
+static int known_has_locked(uintptr_t id)
+{
+    if (known_cap == 0)
+        return 0;
+    size_t j = (id >> 3) * 0x9E3779B97F4A7C15ull % known_cap;
+    while (known[j] != 0) {
+        if (known[j] == id)
+            return 1;
+        j = (j + 1) % known_cap;
+    }
+    return 0;
+}
 static FILE *classes_file;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -137,6 +186,7 @@ static void on_class_load(JVMPI_Event *ev)
 {
     const char *name = ev->u.class_load.class_name ? ev->u.class_load.class_name : "";
     pthread_mutex_lock(&mu);
+    known_put_locked((uintptr_t)ev->u.class_load.class_id);
     if (ncls == capcls) {
         capcls = capcls ? capcls * 2 : 2048;
         classes = realloc(classes, sizeof *classes * (size_t)capcls);
@@ -288,6 +338,29 @@ static jint heap_dump(const char *file, JVMPI_HeapDumpArg *arg)
     return rc;
 }
 
+/* Option alloc: look up every id of the level-0 dump just taken (records: u1 type, id). */
+static void check_level0_ids(void)
+{
+    FILE *f = fopen("heap0.dump", "rb");
+    if (f == NULL) {
+        FAIL("alloc: cannot read heap0.dump");
+        return;
+    }
+    unsigned char rec[1 + sizeof(void *)];
+    size_t records = 0, unknown = 0;
+    pthread_mutex_lock(&mu);
+    while (fread(rec, sizeof rec, 1, f) == 1) {
+        void *id;
+        memcpy(&id, rec + 1, sizeof id);
+        records++;
+        if (!known_has_locked((uintptr_t)id) && ++unknown <= 5)
+            say("unannounced id %p (type %d) in the level-0 dump", id, rec[0]);
+    }
+    pthread_mutex_unlock(&mu);
+    fclose(f);
+    say("level0 records=%zu unannounced=%zu", records, unknown);
+}
+
 static void heap_mode(void)
 {
     static char files[3][16];
@@ -295,6 +368,8 @@ static void heap_mode(void)
         JVMPI_HeapDumpArg a = {lvl};
         snprintf(files[lvl], sizeof files[lvl], "heap%d.dump", lvl);
         heap_dump(files[lvl], &a);
+        if (lvl == 0 && opt_alloc)
+            check_level0_ids();
     }
     heap_dump("heapnull.dump", NULL);
     JVMPI_HeapDumpArg bad = {7};
@@ -675,6 +750,13 @@ static void notify(JVMPI_Event *ev)
     case JVMPI_EVENT_HEAP_DUMP:
         on_heap_dump(ev);
         break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+        pthread_mutex_lock(&mu);
+        known_put_locked((uintptr_t)ev->u.obj_alloc.obj_id);
+        pthread_mutex_unlock(&mu);
+        break;
+    case JVMPI_EVENT_ARENA_NEW:
+        break;
     case JVMPI_EVENT_OBJECT_DUMP:
         on_object_dump(ev);
         break;
@@ -696,6 +778,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     (void)reserved;
     g_jvm = jvm;
     opt_object = options != NULL && strstr(options, "object") != NULL;
+    opt_alloc = options != NULL && strstr(options, "alloc") != NULL;
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1_1) != JNI_OK || jvmpi == NULL) {
         say("FAIL GetEnv(JVMPI_VERSION_1_1) failed");
         return JNI_ERR;
@@ -710,5 +793,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
         if (jvmpi->EnableEvent(ev[i], NULL) != JVMPI_SUCCESS)
             FAIL("EnableEvent(%d) failed", (int)ev[i]);
+    if (opt_alloc && (jvmpi->EnableEvent(JVMPI_EVENT_ARENA_NEW, NULL) != JVMPI_SUCCESS ||
+                      jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL) != JVMPI_SUCCESS))
+        FAIL("EnableEvent(OBJECT_ALLOC) failed");
     return JNI_OK;
 }

@@ -210,4 +210,14 @@ for l in 0 1 2; do
   expect_grep "$WORK/err" "checkdumps: HEAP_DUMP level $l: [0-9]+ bytes, well-formed" "checkdumps: level $l dump checked, well-formed"
 done
 
+# ---- with OBJECT_ALLOC on from JVM_OnLoad: every id a dump names was announced first ----
+# (objects JVMTI never reports, such as the mirrors of array classes, get their OBJECT_ALLOC
+# from the dump itself, before HEAP_DUMP is delivered)
+rm -f "$WORK"/heap*.dump
+run_java "$(shim_arg dump_agent heap,alloc)" -cp "$CLASSES" DumpMarkers 30000
+expect_rc 0
+expect_grep "$o" '^dump: done fails=0$' "alloc run: agent finished"
+expect_grep "$o" '^dump: level0 records=[1-9][0-9]* unannounced=0$' \
+  "alloc run: every id of the level-0 dump was announced by OBJECT_ALLOC or CLASS_LOAD first"
+
 finish
