@@ -1,7 +1,9 @@
 # jvmpishim — build, test, demo, install.
 #
 #   make                 build/libjvmpishim.so, the legacy agents, test programs
-#   make check           unit tests (no JVM, also under ASan/UBSan) + integration tests on every JDK found
+#   make check           unit tests (no JVM, also under ASan/UBSan) + integration tests on every JDK found,
+#                        those in tests/it/modes.list also under -Xint and -Xcomp -XX:TieredStopAtLevel=1
+#   make check-modes     every integration test on every JDK found under all three VM modes
 #   make demo            a bundled legacy agent profiles a sample app through the shim
 #   make fuzz            the libFuzzer targets in fuzz/, FUZZ_SECONDS (600) each; fuzz-smoke: 20 s each
 #   make install PREFIX=/usr/local [DESTDIR=...]
@@ -61,7 +63,7 @@ FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
-.PHONY: all check unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
+.PHONY: all check check-modes unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
 all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
@@ -109,7 +111,11 @@ it: all
 # where clang cannot build libFuzzer targets.
 check: all $(UNIT) $(UNIT_SAN)
 	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
-	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN)" --fuzz "$$f"
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN)" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
+
+# check-modes: the whole matrix, every integration test x JDK x VM mode (default, int, c1).
+check-modes: all
+	@tests/run.sh --modes "int c1"
 
 # fuzz: each libFuzzer target for FUZZ_SECONDS (default 600) under nice; a crash is saved
 # in build/fuzz/ and fails the run. fuzz-smoke: ~20 s each over the seed corpus.

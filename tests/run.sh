@@ -2,6 +2,7 @@
 # run.sh — the test driver behind `make check`.
 #
 #   tests/run.sh [--unit "BIN ..."] [--fuzz "BIN ..."|SKIP] [--jdk DIR] [--only GLOB] [--xcheck-jni]
+#                [--modes "int c1"] [--modes-list FILE]
 #
 # Runs the unit-test binaries given with --unit (no JVM), a ~20 s smoke run of each libFuzzer
 # target given with --fuzz (fuzz/run.sh --smoke; SKIP: clang cannot build them, said loudly),
@@ -12,16 +13,24 @@
 # --xcheck-jni adds -Xcheck:jni to every java that tests start through run_java (lib.sh), and
 # keeps logs and work directories apart (build/test-logs-xcheck-jni, build/test-work-xcheck-jni);
 # each test's build/test-work-xcheck-jni/jdkN/NAME/java-runs.log then holds all its JVMs' output.
+# --modes "int c1" runs the integration tests again under other VM modes, after the default
+# run: int = -Xint (interpreter only), c1 = -Xcomp -XX:TieredStopAtLevel=1 (every method
+# compiled by C1 before its first call). Races between class loading, compilation and the
+# start-up announcement show only there. With --modes-list FILE only the tests named in FILE
+# (one name per line, '#' comments) run in those modes; the default run still runs them all.
+# The mode's options go before the test's own, so a test that asks for a mode keeps it.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-unit=""; fuzz=""; only="*"; jdks=""; sfx=""
+unit=""; fuzz=""; only="*"; jdks=""; sfx=""; modes=""; modes_list=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --unit) unit=$2; shift 2 ;;
     --fuzz) fuzz=$2; shift 2 ;;
     --jdk) jdks="$jdks $2"; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --modes-list) modes_list=$2; shift 2 ;;
     --xcheck-jni) export JVMPI_TEST_JAVA_OPTS="${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }-Xcheck:jni"
                   sfx=-xcheck-jni; shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -75,18 +84,39 @@ if [ "$have25" = no ]; then
   skip=$((skip+1))
 fi
 
-for j in $jdks; do
+# mode_opts MODE — the java options of a VM mode.
+mode_opts() {
+  case "$1" in
+    default) echo "" ;;
+    int) echo "-Xint" ;;
+    c1) echo "-Xcomp -XX:TieredStopAtLevel=1" ;;
+    *) echo "run.sh: unknown VM mode '$1' (int, c1)" >&2; exit 2 ;;
+  esac
+}
+in_modes_list() {
+  [ -z "$modes_list" ] && return 0
+  grep -v '^[[:space:]]*#' "$modes_list" | grep -qx -- "$1"
+}
+base_opts=${JVMPI_TEST_JAVA_OPTS:-}
+for mode in default $modes; do
+  mopts=$(mode_opts "$mode") || exit 2
+  msfx=$sfx; mname=""
+  if [ "$mode" != default ]; then msfx=$sfx-$mode; mname=-$mode; fi
+  export JVMPI_TEST_JAVA_OPTS="$base_opts${mopts:+${base_opts:+ }$mopts}"
+  [ -n "$JVMPI_TEST_JAVA_OPTS" ] || unset JVMPI_TEST_JAVA_OPTS
+  for j in $jdks; do
   v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$j/release" 2>/dev/null)
   for t in tests/it/$only.sh; do
     [ -f "$t" ] || continue
     case "$(basename "$t")" in lib.sh) continue ;; esac
-    name="jdk$v/$(basename "$t" .sh)"
-    work=$ROOT/build/test-work$sfx/jdk$v/$(basename "$t" .sh)
+    if [ "$mode" != default ] && ! in_modes_list "$(basename "$t" .sh)"; then continue; fi
+    name="jdk$v$mname/$(basename "$t" .sh)"
+    work=$ROOT/build/test-work$msfx/jdk$v/$(basename "$t" .sh)
     rm -rf "$work"; mkdir -p "$work"
-    log=$LOGS/jdk${v}_$(basename "$t" .sh).log
+    log=$LOGS/jdk${v}${mname}_$(basename "$t" .sh).log
     start=$(date +%s)
     JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ROOT/build/libjvmpishim.so \
-      AGENTS=$ROOT/build/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT \
+      AGENTS=$ROOT/build/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \
       timeout -k 10 300 bash "$t" >"$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
@@ -106,6 +136,7 @@ for j in $jdks; do
       fail=$((fail+1)); failed_names="$failed_names $name"
       echo "FAIL $name (rc=$rc, ${secs}s; log: $log)"; tail -n 25 "$log" | sed 's/^/     | /'
     fi
+  done
   done
 done
 [ $fail -eq 0 ] || echo "failed:$failed_names"
