@@ -104,16 +104,22 @@ for mode in default $modes; do
   if [ "$mode" != default ]; then msfx=$sfx-$mode; mname=-$mode; fi
   export JVMPI_TEST_JAVA_OPTS="$base_opts${mopts:+${base_opts:+ }$mopts}"
   [ -n "$JVMPI_TEST_JAVA_OPTS" ] || unset JVMPI_TEST_JAVA_OPTS
+  seen_labels=" "
   for j in $jdks; do
   v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$j/release" 2>/dev/null)
+  # Each JDK found runs the tests: two builds of one major (Debian's and another vendor's
+  # 17) get labels of their own (jdk17, jdk17-<directory>), so neither's logs hide the other's.
+  lab=jdk$v
+  case "$seen_labels" in *" $lab "*) lab=jdk$v-$(basename "$j") ;; esac
+  seen_labels="$seen_labels$lab "
   for t in tests/it/$only.sh; do
     [ -f "$t" ] || continue
     case "$(basename "$t")" in lib.sh) continue ;; esac
     if [ "$mode" != default ] && ! in_modes_list "$(basename "$t" .sh)"; then continue; fi
-    name="jdk$v$mname/$(basename "$t" .sh)"
-    work=$ROOT/build/test-work$msfx/jdk$v/$(basename "$t" .sh)
+    name="$lab$mname/$(basename "$t" .sh)"
+    work=$ROOT/build/test-work$msfx/$lab/$(basename "$t" .sh)
     rm -rf "$work"; mkdir -p "$work"
-    log=$LOGS/jdk${v}${mname}_$(basename "$t" .sh).log
+    log=$LOGS/${lab}${mname}_$(basename "$t" .sh).log
     start=$(date +%s)
     JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ROOT/build/libjvmpishim.so \
       AGENTS=$ROOT/build/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \

@@ -16,8 +16,9 @@
 #   compiled     exec_compiled onload: COMPILED_METHOD_LOAD with line tables (ExecHot)
 #   exit         lifecycle exit=7: ProfilerExit inside JVM_INIT_DONE, the halt path
 # A control run first proves the check is on and seen: a plain JVMTI agent built here makes
-# two JNI mistakes at VMInit, and the warnings must be found (JDK 25 reports only the
-# unchecked exception: its -Xcheck:jni no longer counts local references).
+# two JNI mistakes at VMInit, and the warnings must be found: the unchecked exception always,
+# the local reference overflow where this JVM reports one at all (probed, not keyed on a
+# version: some JDK 17 and 25 builds report none).
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
 o=$WORK/out
@@ -65,12 +66,14 @@ if ${CC:-cc} -shared -fPIC -Wall -Wextra -Werror -I"$JDK_HOME_T/include" -I"$JDK
      -o "$WORK/libmisuse.so" "$WORK/misuse.c" 2>"$WORK/cc.err"; then
   run_java -Xcheck:jni "-agentpath:$WORK/libmisuse.so" -cp "$CLASSES" Hello
   expect_rc 0
-  # Measured: JDK 25's -Xcheck:jni reports no local reference overflow at all (not in this
-  # control, not in any test); JDK 17 does.
-  if [ "$JDK_MAJOR" -lt 25 ]; then
-    expect_grep "$o" '^WARNING: JNI local refs: [0-9]+, exceeds capacity: [0-9]+$' "control: the local reference overflow is reported"
+  # Whether -Xcheck:jni reports a local reference overflow belongs to the JVM build, not to
+  # its version number: 17.0.15 did, 17.0.21 and 25 do not. This control learns it from the
+  # run: it either sees the report, or notes that this JVM gives none; the unchecked
+  # exception below then proves alone that -Xcheck:jni is on and its warnings are seen.
+  if grep -Eq '^WARNING: JNI local refs: [0-9]+, exceeds capacity: [0-9]+$' "$o"; then
+    ok "control: the local reference overflow is reported (this JVM checks local reference capacity)"
   else
-    echo "     (JDK $JDK_MAJOR: local reference overflow is not reported by -Xcheck:jni; not checked)"
+    echo "     (probed: this JVM's -Xcheck:jni reports no local reference overflow; the unchecked exception must prove the check is on)"
   fi
   expect_grep "$o" '^WARNING in native method: JNI call made without checking exceptions when required to from CallStaticIntMethod' \
     "control: the unchecked exception is reported"
