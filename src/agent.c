@@ -178,6 +178,8 @@ static bool start_agents(JNIEnv *jni)
     shim_set_current_jni(jni);
     g_shim.init_thread = pthread_self();
     atomic_store(&g_shim.phase, PHASE_STARTING);
+    /* The report's header, and its signal handlers, before any agent code runs. */
+    report_begin();
 
     threads_init_live(jni);
     jniref_install_always();
@@ -196,6 +198,7 @@ static bool start_agents(JNIEnv *jni)
     pthread_mutex_unlock(&g_shim.life_lock);
 
     post_simple(JVMPI_EVENT_JVM_INIT_DONE, jni);
+    report_checkpoint("JVM_INIT_DONE delivered");
     return true;
 }
 

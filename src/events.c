@@ -460,7 +460,11 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     bool region = !requested && gc_gate_active();
     if (region)
         gc_gate_enter_at(slot);
+    /* The migration report's view: what this thread delivers (for a crash record), and
+     * the handler's time; both only while a report was asked for. */
+    struct report_saved rs = report_event_begin(inst->slot, t);
     notify(ev);
+    report_event_end(rs, inst->slot, t);
     if (region)
         gc_gate_exit_at(slot);
     if (fl != NULL)

@@ -7,6 +7,7 @@
  * implementation jvmpi_<Name>() in the module that owns that area.
  */
 #include "api.h"
+#include "report.h"
 
 #include <string.h>
 
@@ -39,7 +40,10 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         struct instance *inst = &g_shim.inst[S];                                               \
         if (!enter_call(inst, FN_##name))                                                      \
             return REFUSED(ret);                                                                   \
-        return jvmpi_##name args;                                              \
+        struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        ret r_ = jvmpi_##name args;                                                            \
+        report_fn_end(rs_, S, FN_##name);                                                      \
+        return r_;                                                                             \
     }
 #define TRAMP_V(S, name, params, args)                                                       \
     static void slot##S##_##name params                                                        \
@@ -47,7 +51,9 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         struct instance *inst = &g_shim.inst[S];                                               \
         if (!enter_call(inst, FN_##name))                                                      \
             return;                                                                            \
-        jvmpi_##name args;                                                     \
+        struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        jvmpi_##name args;                                                                     \
+        report_fn_end(rs_, S, FN_##name);                                                      \
     }
 
 #define DEFINE_SLOT(S)                                                                       \

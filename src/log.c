@@ -16,6 +16,7 @@
 int log_level_now = LOG_WARN;
 static FILE *log_out;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*warn_hook)(const char *line);
 
 bool log_configure(int level, const char *path)
 {
@@ -59,6 +60,14 @@ void log_msg(int level, const char *fmt, ...)
     fprintf(out, "jvmpishim: %s: %s\n", level_name(level), line);
     fflush(out);
     pthread_mutex_unlock(&log_lock);
+    void (*hook)(const char *) = __atomic_load_n(&warn_hook, __ATOMIC_ACQUIRE);
+    if (level == LOG_WARN && hook != NULL)
+        hook(line);
+}
+
+void log_set_warn_hook(void (*hook)(const char *line))
+{
+    __atomic_store_n(&warn_hook, hook, __ATOMIC_RELEASE);
 }
 
 const char *jvmti_error_name(jvmtiError err)

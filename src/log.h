@@ -13,6 +13,8 @@ bool log_configure(int level, const char *path);
 extern int log_level_now;
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Called with each warning line log_msg prints (the migration report counts them). */
+void log_set_warn_hook(void (*hook)(const char *line));
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...)  do { if (log_level_now >= LOG_WARN)  log_msg(LOG_WARN, __VA_ARGS__); } while (0)
 #define log_info(...)  do { if (log_level_now >= LOG_INFO)  log_msg(LOG_INFO, __VA_ARGS__); } while (0)

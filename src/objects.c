@@ -17,6 +17,7 @@
 #include "report.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static _Atomic int gc_disabled[SHIM_MAX_INSTANCES];
 
@@ -73,7 +74,13 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
     const char *why = NULL;
     /* A local ref in the caller's current frame, as HotSpot made. */
     jobject o = ids_resolve(jni, id, &why);
-    if (o == NULL)
+    if (o == NULL) {
         report_misuse(inst, LOG_WARN, "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
+        /* The report's tally of rejected ids, by kind (ids_resolve says which). */
+        if (why != NULL && strstr(why, "not an id") != NULL)
+            report_note(REP_ID_GARBAGE, "jobjectID2jobject(%p): %s", (void *)id, why);
+        else if (why != NULL && strstr(why, "no longer alive") != NULL)
+            report_note(REP_ID_STALE, "jobjectID2jobject(%p): %s", (void *)id, why);
+    }
     return o;
 }

@@ -1,16 +1,133 @@
-/* report.h — the migration report (report=PATH) and the agent-misuse notes it lists. */
+/* report.h — the migration report (report=PATH): what the agent used, what went wrong, where
+ * the time went, and how the run ended (crash and signal included). */
 #ifndef JVMPISHIM_REPORT_H
 #define JVMPISHIM_REPORT_H
 
 #include "shim.h"
+
+#include <time.h>
 
 /* The agent misused a function (bad id, wrong thread, ...): log "agent N: <message>" at
  * `level` and remember it for the report (per call site: a count and the first message). */
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Write every agent's report that asked for one (report=PATH). `how` says how the run
- * ended ("JVM_SHUT_DOWN", "ProfilerExit(3)", ...). Idempotent: only the first call writes. */
+/* ---- what went wrong: counters any module can bump ----
+ * report_note(REP_ID_STALE, "jobjectID2jobject(%p): its object is no longer alive", id)
+ * counts one occurrence of a kind and keeps the first example (formatted only once: later
+ * calls cost one relaxed atomic add and one load). report_note_ns() also adds a duration
+ * (a wait for a definition) to the kind's total and maximum. Cheap enough for rare paths;
+ * never call them per method event. Safe from any thread, with or without a JNIEnv. */
+enum report_kind {
+    REP_ID_GARBAGE,       /* an id the shim never issued (object, thread, method, class) */
+    REP_ID_STALE,         /* an id whose object, thread or class is gone */
+    REP_ID_WRONG_KIND,    /* an id of another kind (a thread id where an object id belongs) */
+    REP_DEFINITION_WAIT,  /* an event waited for the definition of an id it names */
+    REP_EVENT_HELD,       /* an event held back (start gate, GC gate, ordering) */
+    REP_EVENT_DEDUP,      /* an event dropped as a duplicate of one already delivered */
+    REP_NATIVE_BOUND,     /* a Java native method bound to code in the agent library */
+    REP_VIRTUAL_THREAD,   /* a virtual thread ran: its events carry its carrier's env_id */
+    REP_SHIM_WARNING,     /* a warning the shim logged (not the agent's misuse) */
+    REP_KIND_COUNT
+};
+void report_note(enum report_kind kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void report_note_ns(enum report_kind kind, uint64_t ns, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+uint64_t report_count(enum report_kind kind);
+
+/* ---- the run as it goes ----
+ * report_begin: at VMInit (or attach), before any JVM_OnLoad: open each report file, write
+ * its header (a report without the final "end of report" line did not end normally), start
+ * the periodic checkpoint, and install the signal handlers (crash and SIGTERM/SIGINT)
+ * chained in front of the JVM's. report_checkpoint rewrites the reports with what is known
+ * so far. report_write_all writes the final report: `how` says how the run ended
+ * ("JVM_SHUT_DOWN", "ProfilerExit(3)", ...). Idempotent: only the first call writes. */
+void report_begin(void);
+void report_checkpoint(const char *when);
 void report_write_all(const char *how);
+
+/* ---- per-thread activity and time ----
+ * The event being delivered or the JVMPI function being served on this thread, for the
+ * crash record, and the time spent there, summed per thread (no shared counter on the
+ * event path). Used by event_post() around NotifyEvent and by the JVMPI trampolines. */
+struct report_tl {
+    int16_t slot;            /* instance of the activity, -1 none */
+    int16_t event;           /* JVMPI event being delivered, -1 none */
+    int16_t fn;              /* JVMPI function being served, -1 none */
+    int16_t pad;
+    struct report_times *times; /* this thread's sums, NULL until its first timed call */
+};
+extern _Thread_local struct report_tl report_tl;
+extern bool report_timing; /* some agent asked for a report: activity and time are kept */
+
+struct report_times *report_times_claim(void);
+void report_times_add_event(struct report_times *t, int slot, int ev, uint64_t ns);
+void report_times_add_fn(struct report_times *t, int slot, int fn, uint64_t ns);
+
+static inline uint64_t report_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Around NotifyEvent: returns the saved activity to hand to report_event_end. */
+struct report_saved { int16_t slot, event, fn; uint64_t t0; };
+static inline struct report_saved report_event_begin(int slot, int ev)
+{
+    struct report_saved s = {-1, -1, -1, 0};
+    if (__builtin_expect(report_timing, 0)) {
+        s.slot = report_tl.slot;
+        s.event = report_tl.event;
+        s.fn = report_tl.fn;
+        report_tl.slot = (int16_t)slot;
+        report_tl.event = (int16_t)ev;
+        report_tl.fn = -1;
+        s.t0 = report_now();
+    }
+    return s;
+}
+static inline void report_event_end(struct report_saved s, int slot, int ev)
+{
+    if (__builtin_expect(report_timing, 0)) {
+        uint64_t ns = report_now() - s.t0;
+        struct report_times *t = report_tl.times;
+        if (t == NULL)
+            t = report_times_claim();
+        if (t != NULL)
+            report_times_add_event(t, slot, ev, ns);
+        report_tl.slot = s.slot;
+        report_tl.event = s.event;
+        report_tl.fn = s.fn;
+    }
+}
+/* Around a JVMPI function the agent called. */
+static inline struct report_saved report_fn_begin(int slot, int fn)
+{
+    struct report_saved s = {-1, -1, -1, 0};
+    if (__builtin_expect(report_timing, 0)) {
+        s.slot = report_tl.slot;
+        s.event = report_tl.event;
+        s.fn = report_tl.fn;
+        report_tl.slot = (int16_t)slot;
+        report_tl.fn = (int16_t)fn;
+        s.t0 = report_now();
+    }
+    return s;
+}
+static inline void report_fn_end(struct report_saved s, int slot, int fn)
+{
+    if (__builtin_expect(report_timing, 0)) {
+        uint64_t ns = report_now() - s.t0;
+        struct report_times *t = report_tl.times;
+        if (t == NULL)
+            t = report_times_claim();
+        if (t != NULL)
+            report_times_add_fn(t, slot, fn, ns);
+        report_tl.slot = s.slot;
+        report_tl.event = s.event;
+        report_tl.fn = s.fn;
+    }
+}
 
 #endif

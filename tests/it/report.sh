@@ -48,7 +48,16 @@ expect_grep "$R" '^  - asked for INSTRUCTION_START \(1 EnableEvent call answered
 expect_grep "$R" '^  - 3 times: jobjectID2jobject\(0x5a5a5a58\): ' "warning: garbage id, 3 times"
 expect_grep "$R" '^  - 2 times: RawMonitorEnter\(NULL\)' "warning: NULL raw monitor, 2 times"
 expect_grep "$R" '^  - 1 time: EnableEvent\(12\): no such JVMPI event' "warning: unknown event number"
-expect_grep "$R" '^summary: [0-9]+ exact, [0-9]+ differ, [0-9]+ unavailable of what the agent used; 4 warnings$' "summary line"
+expect_grep "$R" '^summary: [0-9]+ exact, [0-9]+ differ, [0-9]+ unavailable of what the agent used; 4 warnings; PROBLEMS: .*ids rejected: garbage' "summary line says the run had problems"
+# What happened: the garbage ids, counted by kind with the first example; the shim's own
+# warning (INSTRUCTION_START unavailable) counted apart from the agent's misuse.
+expect_grep "$R" '^  - ids rejected: garbage \(never issued\): 3; first: jobjectID2jobject\(0x5a5a5a58\): not an id the shim issued$' "rejected ids: 3 garbage, the first example"
+expect_grep "$R" '^  - warnings logged by the shim: 1; first: EnableEvent: JVMPI_EVENT_INSTRUCTION_START is not available' "the shim's warning counted once, misuse not"
+# Time: the handlers of the delivered events and the shim's functions, with their counts.
+expect_eq "$(sed -nE 's/^  33 THREAD_START +([0-9]+) +[0-9.]+ +[0-9.]+$/\1/p' "$R")" "${n_ts:-?}" "time table: THREAD_START handler row with its deliveries"
+expect_grep "$R" '^  GetCurrentThreadCpuTime +7 +[0-9]+\.[0-9]{3} +[0-9.]+$' "time table: the shim's time serving GetCurrentThreadCpuTime (7 calls)"
+expect_grep "$R" "^  in the agent's handlers: [0-9.]+ ms; in the shim serving its JVMPI calls: [0-9.]+ ms; process CPU time: [0-9.]+ s$" "time totals"
+expect_grep "$R" '^end of report \(the run ended by JVM_SHUT_DOWN' "the report ends with its trailer"
 
 # Every status in the report agrees with docs/mapping.md's status column.
 nchk=0; nbad=0

@@ -1,0 +1,87 @@
+/* crasher.c — a JDK 1.3-style JVMPI agent with a bug: it dereferences NULL in its
+ * CLASS_LOAD handler when the class it was told to watch is loaded.
+ *
+ * Old agents kept per-class records in their own tables and trusted that every lookup
+ * succeeded; a class they did not expect (here: the one named by the option) made the
+ * lookup return NULL, and the handler wrote through it. The migration report must record
+ * such a crash (signal, library, symbol, the event being delivered) and the JVM must still
+ * write its hs_err file and exit as it does for any native crash.
+ *
+ * Options: class=NAME (the class whose CLASS_LOAD crashes; default: never crash),
+ * quiet (no output). Observations on stdout prefixed "crasher: ". Without class=, it is a
+ * harmless agent that counts THREAD_START and CLASS_LOAD and prints "crasher: live" at
+ * JVM_INIT_DONE: a run to end with a signal.
+ */
+#include <jvmpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static JVMPI_Interface *jvmpi;
+static char watch[256];
+static long n_class_load, n_thread_start;
+
+struct class_record {
+    const char *name;
+    long loads;
+};
+static struct class_record known[4] = {{"java/lang/Object", 0}, {"java/lang/String", 0}};
+
+/* The agent's own table: NULL for a class it did not expect. */
+struct class_record *crasher_lookup(const char *name)
+{
+    int i;
+    for (i = 0; i < 4; i++)
+        if (known[i].name != NULL && strcmp(known[i].name, name) == 0)
+            return &known[i];
+    return NULL;
+}
+
+/* Exported, as most old agents' functions were: dladdr can name it. */
+void crasher_class_load(JVMPI_Event *ev)
+{
+    const char *name = ev->u.class_load.class_name;
+    n_class_load++;
+    if (watch[0] != '\0' && name != NULL && strcmp(name, watch) == 0) {
+        struct class_record *r = crasher_lookup(name);
+        printf("crasher: CLASS_LOAD %s: about to write through %p\n", name, (void *)r);
+        fflush(stdout);
+        r->loads++; /* the bug: r is NULL for this class */
+    }
+}
+
+static void notify(JVMPI_Event *ev)
+{
+    switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
+    case JVMPI_EVENT_CLASS_LOAD:
+        crasher_class_load(ev);
+        break;
+    case JVMPI_EVENT_THREAD_START:
+        n_thread_start++;
+        break;
+    case JVMPI_EVENT_JVM_INIT_DONE:
+        printf("crasher: live\n");
+        fflush(stdout);
+        break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN:
+        printf("crasher: shut down class_load=%ld thread_start=%ld\n", n_class_load, n_thread_start);
+        fflush(stdout);
+        break;
+    }
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
+{
+    (void)reserved;
+    if (options != NULL && strncmp(options, "class=", 6) == 0)
+        snprintf(watch, sizeof watch, "%s", options + 6);
+    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK)
+        return JNI_ERR;
+    jvmpi->NotifyEvent = notify;
+    jvmpi->EnableEvent(JVMPI_EVENT_CLASS_LOAD, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
+    return JNI_OK;
+}
