@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,8 +302,18 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     halt_vm(jni, code);
 }
 
+/* JDK 21's jvmtiEventCallbacks: JDK 17's, then VirtualThreadStart and VirtualThreadEnd. */
+struct callbacks21 {
+    jvmtiEventCallbacks cb;
+    void *vthread_start, *vthread_end;
+};
+_Static_assert(offsetof(struct callbacks21, vthread_start) == sizeof(jvmtiEventCallbacks),
+               "VirtualThreadStart follows SampledObjectAlloc");
+
 /* methods= of the first agent: the mechanism is one for all agents. */
 static int methods_choice;
+/* report= given to the first agent loaded at start: virtual threads are counted for it. */
+static bool report_at_load;
 
 static jint shim_init_once(JavaVM *vm)
 {
@@ -322,16 +333,26 @@ static jint shim_init_once(JavaVM *vm)
     if (methods_choice != METHODS_JVMTI)
         bci_init();
     modules_init();
+    /* Only for a report, which counts them: the capability changes nothing else. */
+    bool vthreads = report_at_load && report_vthreads_onload();
 
-    jvmtiEventCallbacks cb;
-    memset(&cb, 0, sizeof cb);
-    cb.VMInit = cb_vm_init;
-    cb.VMDeath = cb_vm_death;
-    cb.DataDumpRequest = cb_data_dump;
-    modules_callbacks(&cb);
-    if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, &cb, sizeof cb),
+    /* JDK 21's table is JDK 17's plus VirtualThreadStart/End after SampledObjectAlloc;
+     * the larger size is passed only where the JVM knows the event. */
+    struct callbacks21 ext;
+    memset(&ext, 0, sizeof ext);
+    jvmtiEventCallbacks *cbp = &ext.cb;
+    cbp->VMInit = cb_vm_init;
+    cbp->VMDeath = cb_vm_death;
+    cbp->DataDumpRequest = cb_data_dump;
+    modules_callbacks(cbp);
+    if (vthreads)
+        report_vthreads_callbacks(&ext.vthread_start);
+    if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, cbp,
+                                                     vthreads ? (jint)sizeof ext : (jint)sizeof ext.cb),
                   "SetEventCallbacks in Agent_OnLoad"))
         return JNI_ERR;
+    if (vthreads)
+        report_vthreads_enable();
     jvmtiEvent always[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         if (!jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
@@ -383,6 +404,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     }
     if (g_shim.ninst == 0) {
         methods_choice = opts.methods;
+        report_at_load = opts.report_file != NULL;
         if (shim_init_once(vm) != JNI_OK)
             return JNI_ERR;
     } else if (opts.methods != METHODS_DEFAULT && opts.methods != methods_choice) {

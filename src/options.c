@@ -88,6 +88,18 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
     if (text == NULL || *text == '\0')
         FAIL("no options given: legacy=AGENT is required (try =help)");
 
+    /* The whole option string is the name of an option that takes a value, and nothing
+     * else: it lost its value on the way. jcmd JVMTI.agent_load does that to an unquoted
+     * argument: its parser cuts "legacy=/x/libold.so:opts" at '=' and passes "legacy". */
+    static const char *const valued[] = {"legacy", "report", "logfile", "log", "methods"};
+    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+        if (strcmp(text, valued[i]) == 0)
+            FAIL("the options are just '%s', without its value: was the option string cut at "
+                 "'='? jcmd does that to an unquoted argument; quote it twice: "
+                 "jcmd PID JVMTI.agent_load /abs/libjvmpishim.so \"\\\"%s=...\\\"\" "
+                 "(with -agentpath: -agentpath:/abs/libjvmpishim.so=%s=...)",
+                 text, text, text);
+
     const char *p = text;
     for (;;) {
         /* legacy= consumes the rest of the text, commas included. */

@@ -1011,3 +1011,71 @@ __attribute__((constructor)) static void report_start_clock(void)
     started = time(NULL);
     started_mono = report_now();
 }
+
+/* ---- virtual threads (JVMTI 21+) ----
+ * A virtual thread has no JNIEnv of its own: the JVMPI events it causes carry the JNIEnv,
+ * the env_id, of the carrier thread it is mounted on, so an agent sees its work as the
+ * carrier's. The report counts the virtual threads that started. The shim is compiled
+ * against JDK 17's jvmti.h, which names neither the capability (can_support_virtual_threads,
+ * the bit after can_generate_sampled_object_alloc_events) nor the event
+ * (JVMTI_EVENT_VIRTUAL_THREAD_START = 87, whose callback slot follows SampledObjectAlloc):
+ * both are found from their neighbours; a JVM without them offers neither. */
+#define VTHREAD_START_EVENT 87
+
+static bool vthreads_cap;
+
+bool report_vthreads_onload(void)
+{
+    jvmtiCapabilities probe, want, pot;
+    memset(&probe, 0, sizeof probe);
+    probe.can_generate_sampled_object_alloc_events = 1;
+    const unsigned char *pb = (const unsigned char *)&probe;
+    size_t bit = (size_t)-1;
+    for (size_t i = 0; i < sizeof probe * 8 && bit == (size_t)-1; i++)
+        if (pb[i / 8] & (1u << (i % 8)))
+            bit = i + 1;
+    if (bit == (size_t)-1 || bit >= sizeof want * 8)
+        return false;
+    memset(&want, 0, sizeof want);
+    ((unsigned char *)&want)[bit / 8] = (unsigned char)(1u << (bit % 8));
+    if ((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot) != JVMTI_ERROR_NONE ||
+        !(((unsigned char *)&pot)[bit / 8] & (1u << (bit % 8))))
+        return false; /* a JVM before JVMTI 21: no virtual threads */
+    vthreads_cap = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want) == JVMTI_ERROR_NONE;
+    return vthreads_cap;
+}
+
+static void JNICALL on_vthread_start(jvmtiEnv *j, JNIEnv *jni, jthread vt)
+{
+    if (report_count(REP_VIRTUAL_THREAD) > 0) {
+        report_note(REP_VIRTUAL_THREAD, "(not formatted)");
+        return;
+    }
+    jvmtiThreadInfo ti;
+    memset(&ti, 0, sizeof ti);
+    bool named = (*j)->GetThreadInfo(j, vt, &ti) == JVMTI_ERROR_NONE;
+    report_note(REP_VIRTUAL_THREAD, "virtual thread \"%s\", its events posted with the env_id "
+                                    "of its carrier thread (JNIEnv %p)",
+                named && ti.name ? ti.name : "?", (void *)jni);
+    if (named) {
+        (*j)->Deallocate(j, (unsigned char *)ti.name);
+        if (ti.thread_group != NULL)
+            (*jni)->DeleteLocalRef(jni, ti.thread_group);
+        if (ti.context_class_loader != NULL)
+            (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+    }
+}
+
+void report_vthreads_callbacks(void **slot_87)
+{
+    if (vthreads_cap)
+        *slot_87 = (void *)(uintptr_t)on_vthread_start;
+}
+
+void report_vthreads_enable(void)
+{
+    if (vthreads_cap)
+        jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                             (jvmtiEvent)VTHREAD_START_EVENT, NULL),
+                    LOG_WARN, "enabling VirtualThreadStart for the migration report");
+}

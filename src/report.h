@@ -46,6 +46,13 @@ void report_begin(void);
 void report_checkpoint(const char *when);
 void report_write_all(const char *how);
 
+/* Virtual threads (JDK 21+), counted for the report: in Agent_OnLoad, asks for the JVMTI
+ * capability (false if this JVM has none); the callback for JVMTI event 87
+ * (VirtualThreadStart) into its slot; the event switched on after SetEventCallbacks. */
+bool report_vthreads_onload(void);
+void report_vthreads_callbacks(void **slot_87);
+void report_vthreads_enable(void);
+
 /* ---- per-thread activity and time ----
  * The event being delivered or the JVMPI function being served on this thread, for the
  * crash record, and the time spent there, summed per thread (no shared counter on the

@@ -8,7 +8,9 @@
 # objects (it enabled OBJECT_ALLOC in JVM_OnLoad); after it, the late thread and exactly
 # 3000 AttachLate objects; no OBJECT_ALLOC names a class it was not told of. METHOD_ENTRY
 # works late too (class rewriting needs no OnLoad-only capability); with methods=jvmti it
-# cannot be had late and says so. A second attach, an attach into a JVM that loaded the shim
+# cannot be had late and says so. An unquoted option string, which jcmd cuts at '=' (the shim
+# receives "legacy"), is refused with a message that says so and shows the quoted form that
+# works. A second attach, an attach into a JVM that loaded the shim
 # at start, a missing agent library and an agent whose JVM_OnLoad fails are refused with a
 # message, and the program runs on to a normal exit.
 source "$ROOT/tests/it/lib.sh"
@@ -92,6 +94,26 @@ expect_grep <(echo "$JC") 'return code: -1' "bad option: attach refused"
 finish_target
 expect_rc 0
 expect_grep "$WORK/err" "attach: error: unknown option 'bogus=1'" "bad option: the message names it"
+
+echo "--- the option string unquoted: jcmd cuts it at '='"
+start_target
+JC=$("$JCMD" "$PID" JVMTI.agent_load "$SHIM" "legacy=$AGENTS/libattach.so:late" 2>&1)
+echo "+ jcmd $PID JVMTI.agent_load $SHIM legacy=$AGENTS/libattach.so:late"; echo "$JC" | sed 's/^/     > /'
+expect_grep <(echo "$JC") 'return code: -1' "unquoted: attach refused"
+finish_target
+expect_rc 0
+expect_grep "$WORK/out" '^done$' "unquoted: the program ran on"
+expect_nogrep "$WORK/err" "unknown option 'legacy'" "unquoted: no misleading 'unknown option'"
+expect_grep "$WORK/err" "attach: error: the options are just 'legacy', without its value: was the option string cut at '='\\? jcmd does that to an unquoted argument" \
+  "unquoted: the message says the value was lost, and why"
+expect_grep "$WORK/err" 'jcmd PID JVMTI.agent_load /abs/libjvmpishim.so "\\"legacy=\.\.\.\\""' "unquoted: the message shows the quoted form that works"
+# The quoted form the message shows works (jload quotes the same way).
+start_target
+jload "legacy=$AGENTS/libattach.so:late"
+expect_grep <(echo "$JC") 'return code: 0' "quoted as the message shows: the shim loaded"
+finish_target
+expect_rc 0
+expect_grep "$WORK/out" '^attach: JVM_OnLoad options=late$' "quoted: JVM_OnLoad got the agent's options"
 
 echo "--- the shim already loaded at start"
 start_target "$(shim_arg lifecycle)"

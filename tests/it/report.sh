@@ -7,7 +7,9 @@
 # received; the report's counts must equal both. Also: every status printed agrees with
 # docs/mapping.md, ProfilerExit names itself as the end, an unwritable report path is an
 # error message while the program still runs, and a jvmpitop run lists the functions its
-# sampler uses.
+# sampler uses. The report's newer parts: the rejected ids by kind with the first example,
+# the shim's own warnings counted apart, the time tables, the summary saying PROBLEMS, the
+# trailer, and the virtual threads of tests/java/VThreads.java where the JVM has them.
 source "$ROOT/tests/it/lib.sh"
 R=$WORK/report.txt
 
@@ -90,6 +92,19 @@ run_java "$(shim_arg usage "" "report=$WORK/no/such/dir/r.txt")" -cp "$CLASSES" 
 expect_rc 0
 expect_grep "$WORK/out" '^hello$' "unwritable report: the program ran"
 expect_grep "$WORK/err" "report=$WORK/no/such/dir/r\.txt: cannot write the migration report: No such file" "unwritable report: error names the path and reason"
+
+# Virtual threads (where the JVM has them: probed by the workload through Thread.ofVirtual,
+# not by a version number): the 8 that VThreads starts are counted, the first named.
+run_java "$(shim_arg crasher "" "report=$R")" -cp "$CLASSES" VThreads
+expect_rc 0
+if grep -q '^VThreads: no Thread.ofVirtual on this JVM$' "$WORK/out"; then
+  echo "SKIPPED: virtual threads: this JVM has no Thread.ofVirtual (probed); their report line is not checked here"
+  expect_nogrep "$R" '^  - virtual threads seen' "no virtual threads reported where there are none"
+else
+  expect_grep "$WORK/out" '^VThreads: started=8 done$' "the workload started 8 virtual threads"
+  expect_grep "$R" '^  - virtual threads seen \(their events carry the carrier.s env_id\): 8; first: virtual thread "vt-[0-7]", its events posted with the env_id of its carrier thread' \
+    "virtual threads: 8 counted, the first named, attributed to carriers"
+fi
 
 # A real profiler: jvmpitop's sampler calls show up with their counts.
 run_java "$(shim_arg jvmpitop "file=$WORK/top.txt,interval=5" "report=$R")" -cp "$CLASSES" DemoApp
