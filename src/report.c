@@ -189,12 +189,6 @@ void report_misuse(struct instance *inst, int level, const char *fmt, ...)
 
 /* ---- time, summed per thread ---- */
 
-struct report_times {
-    _Atomic uint64_t ev_ns[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS];
-    _Atomic uint64_t fn_ns[SHIM_MAX_INSTANCES][SHIM_NUM_FUNCTIONS];
-    _Atomic int owned;
-    struct report_times *next;
-};
 static _Atomic(struct report_times *) all_times;
 static pthread_key_t times_key;
 static pthread_once_t times_once = PTHREAD_ONCE_INIT;
@@ -235,28 +229,21 @@ struct report_times *report_times_claim(void)
     return t;
 }
 
-/* The owning thread is the only writer: a relaxed load and store, no locked add. */
-void report_times_add_event(struct report_times *t, int slot, int ev, uint64_t ns)
+/* A thread's sampled sum scaled to all its calls, summed over threads. */
+static uint64_t scaled(_Atomic uint64_t *n, _Atomic uint64_t *timed, _Atomic uint64_t *ns)
 {
-    if ((unsigned)slot >= SHIM_MAX_INSTANCES || (unsigned)ev >= SHIM_NUM_EVENTS)
-        return;
-    _Atomic uint64_t *p = &t->ev_ns[slot][ev];
-    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + ns, memory_order_relaxed);
-}
-
-void report_times_add_fn(struct report_times *t, int slot, int fn, uint64_t ns)
-{
-    if ((unsigned)slot >= SHIM_MAX_INSTANCES || (unsigned)fn >= SHIM_NUM_FUNCTIONS)
-        return;
-    _Atomic uint64_t *p = &t->fn_ns[slot][fn];
-    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + ns, memory_order_relaxed);
+    uint64_t tm = atomic_load_explicit(timed, memory_order_relaxed);
+    if (tm == 0)
+        return 0;
+    return (uint64_t)((double)atomic_load_explicit(ns, memory_order_relaxed) *
+                      (double)atomic_load_explicit(n, memory_order_relaxed) / (double)tm);
 }
 
 static uint64_t event_ns(int slot, int ev)
 {
     uint64_t n = 0;
     for (struct report_times *t = atomic_load(&all_times); t != NULL; t = t->next)
-        n += atomic_load_explicit(&t->ev_ns[slot][ev], memory_order_relaxed);
+        n += scaled(&t->ev_n[slot][ev], &t->ev_timed[slot][ev], &t->ev_ns[slot][ev]);
     return n;
 }
 
@@ -264,7 +251,7 @@ static uint64_t fn_ns(int slot, int fn)
 {
     uint64_t n = 0;
     for (struct report_times *t = atomic_load(&all_times); t != NULL; t = t->next)
-        n += atomic_load_explicit(&t->fn_ns[slot][fn], memory_order_relaxed);
+        n += scaled(&t->fn_n[slot][fn], &t->fn_timed[slot][fn], &t->fn_ns[slot][fn]);
     return n;
 }
 
@@ -495,7 +482,8 @@ static void write_text(FILE *f, struct instance *inst, const char *how_ended, bo
 
     /* Where the time went: wall time in the agent's handlers per event type, and in the
      * shim serving the agent's JVMPI calls (calls made from handlers are inside both). */
-    fprintf(f, "\nTime (wall clock, summed over threads; the run so far: %.3f s)\n", (double)wall / 1e9);
+    fprintf(f, "\nTime (wall clock, summed over threads, sampled: the first 8 and 1 in 16 "
+               "after them timed, per thread; the run so far: %.3f s)\n", (double)wall / 1e9);
     fprintf(f, "  %-30s %12s %12s %12s\n", "agent handler of event", "delivered", "ms", "us/event");
     uint64_t tot_ev = 0, tot_fn = 0;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {

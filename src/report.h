@@ -55,8 +55,22 @@ void report_vthreads_enable(void);
 
 /* ---- per-thread activity and time ----
  * The event being delivered or the JVMPI function being served on this thread, for the
- * crash record, and the time spent there, summed per thread (no shared counter on the
- * event path). Used by event_post() around NotifyEvent and by the JVMPI trampolines. */
+ * crash record, and the time spent there. Only while some agent asked for a report
+ * (report_timing). Each thread keeps its own counts and sums (struct report_times: no
+ * shared counter on the event path). Timing is sampled: of each (agent, event type) and
+ * (agent, function) on a thread, the first 8 and then one in 16 are timed, so a method
+ * event pays for two clock reads only once in 16; the report scales each thread's timed
+ * sum by its count. Used by event_post() around NotifyEvent and by the JVMPI trampolines. */
+struct report_times {
+    _Atomic uint64_t ev_n[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS];     /* deliveries */
+    _Atomic uint64_t ev_timed[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS]; /* of them timed */
+    _Atomic uint64_t ev_ns[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS];    /* their time */
+    _Atomic uint64_t fn_n[SHIM_MAX_INSTANCES][SHIM_NUM_FUNCTIONS];
+    _Atomic uint64_t fn_timed[SHIM_MAX_INSTANCES][SHIM_NUM_FUNCTIONS];
+    _Atomic uint64_t fn_ns[SHIM_MAX_INSTANCES][SHIM_NUM_FUNCTIONS];
+    _Atomic int owned;
+    struct report_times *next;
+};
 struct report_tl {
     int16_t slot;            /* instance of the activity, -1 none */
     int16_t event;           /* JVMPI event being delivered, -1 none */
@@ -68,8 +82,6 @@ extern _Thread_local struct report_tl report_tl;
 extern bool report_timing; /* some agent asked for a report: activity and time are kept */
 
 struct report_times *report_times_claim(void);
-void report_times_add_event(struct report_times *t, int slot, int ev, uint64_t ns);
-void report_times_add_fn(struct report_times *t, int slot, int fn, uint64_t ns);
 
 static inline uint64_t report_now(void)
 {
@@ -78,8 +90,28 @@ static inline uint64_t report_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Around NotifyEvent: returns the saved activity to hand to report_event_end. */
+/* Count one more in *n (this thread is its only writer); true if this one is timed. */
+static inline bool report_sample(_Atomic uint64_t *n)
+{
+    uint64_t c = atomic_load_explicit(n, memory_order_relaxed);
+    atomic_store_explicit(n, c + 1, memory_order_relaxed);
+    return c < 8 || (c & 15) == 0;
+}
+static inline void report_add(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
+}
+
+/* Saved activity, and the start time (0: not timed). */
 struct report_saved { int16_t slot, event, fn; uint64_t t0; };
+
+static inline struct report_times *report_times_self(void)
+{
+    struct report_times *t = report_tl.times;
+    return t != NULL ? t : report_times_claim();
+}
+
+/* Around NotifyEvent (slot and ev in range: the caller's instance and event type). */
 static inline struct report_saved report_event_begin(int slot, int ev)
 {
     struct report_saved s = {-1, -1, -1, 0};
@@ -90,19 +122,21 @@ static inline struct report_saved report_event_begin(int slot, int ev)
         report_tl.slot = (int16_t)slot;
         report_tl.event = (int16_t)ev;
         report_tl.fn = -1;
-        s.t0 = report_now();
+        struct report_times *t = report_times_self();
+        if (t != NULL && report_sample(&t->ev_n[slot][ev]))
+            s.t0 = report_now();
     }
     return s;
 }
 static inline void report_event_end(struct report_saved s, int slot, int ev)
 {
     if (__builtin_expect(report_timing, 0)) {
-        uint64_t ns = report_now() - s.t0;
-        struct report_times *t = report_tl.times;
-        if (t == NULL)
-            t = report_times_claim();
-        if (t != NULL)
-            report_times_add_event(t, slot, ev, ns);
+        if (s.t0 != 0) {
+            uint64_t ns = report_now() - s.t0;
+            struct report_times *t = report_tl.times;
+            report_add(&t->ev_timed[slot][ev], 1);
+            report_add(&t->ev_ns[slot][ev], ns);
+        }
         report_tl.slot = s.slot;
         report_tl.event = s.event;
         report_tl.fn = s.fn;
@@ -118,19 +152,21 @@ static inline struct report_saved report_fn_begin(int slot, int fn)
         s.fn = report_tl.fn;
         report_tl.slot = (int16_t)slot;
         report_tl.fn = (int16_t)fn;
-        s.t0 = report_now();
+        struct report_times *t = report_times_self();
+        if (t != NULL && report_sample(&t->fn_n[slot][fn]))
+            s.t0 = report_now();
     }
     return s;
 }
 static inline void report_fn_end(struct report_saved s, int slot, int fn)
 {
     if (__builtin_expect(report_timing, 0)) {
-        uint64_t ns = report_now() - s.t0;
-        struct report_times *t = report_tl.times;
-        if (t == NULL)
-            t = report_times_claim();
-        if (t != NULL)
-            report_times_add_fn(t, slot, fn, ns);
+        if (s.t0 != 0) {
+            uint64_t ns = report_now() - s.t0;
+            struct report_times *t = report_tl.times;
+            report_add(&t->fn_timed[slot][fn], 1);
+            report_add(&t->fn_ns[slot][fn], ns);
+        }
         report_tl.slot = s.slot;
         report_tl.event = s.event;
         report_tl.fn = s.fn;
