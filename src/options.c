@@ -35,9 +35,11 @@ static const char help_text[] =
     "                        rewrites classes so compiled code stays compiled; jvmti\n"
     "                        uses JVMTI method events: slow (interpreter only), but\n"
     "                        also covers natives of classes loaded before the agent\n"
-    "  report=PATH           at exit, write a migration report to PATH: which JVMPI\n"
-    "                        functions and events the agent used, how often, how\n"
-    "                        faithfully this JVM served each, and what went wrong\n"
+    "  report=PATH           write a migration report to PATH as the run goes: which\n"
+    "                        JVMPI functions and events the agent used, how often,\n"
+    "                        how faithfully this JVM served each, what went wrong,\n"
+    "                        where the time went, and how the run ended (a crash or\n"
+    "                        a signal included)\n"
     "\n"
     "example: java -agentpath:$PWD/build/libjvmpishim.so=log=info,legacy=/opt/old/libprof.so:heap=sites,file=x.txt App\n";
 

@@ -24,6 +24,8 @@
  *                            atomic; the tag map neither waits for Java threads nor calls
  *                            back, so it cannot deadlock
  *   7. log_lock              log.c, a leaf
+ * report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
+ * log_lock; its signal handlers take no lock.
  * bci.c's mode_lock serializes retransformation passes; it is held across
  * RetransformClasses, whose ClassFileLoadHook runs on the same thread and takes only
  * chunk_lock (a leaf, for new probe ids); ctor_lock (a leaf) guards the constructor table. Probes never take it, and the thread holding it
