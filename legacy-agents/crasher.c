@@ -7,8 +7,10 @@
  * such a crash (signal, library, symbol, the event being delivered) and the JVM must still
  * write its hs_err file and exit as it does for any native crash.
  *
- * Options: class=NAME (the class whose CLASS_LOAD crashes; default: never crash),
- * quiet (no output). Observations on stdout prefixed "crasher: ". Without class=, it is a
+ * Options: class=NAME (the class whose CLASS_LOAD crashes; default: never crash), or
+ * natives: at JVM_INIT_DONE, bind AgentNatives.answer()I to this library's code with JNI
+ * RegisterNatives, through the JNIEnv the event names, as old agents bound the natives of
+ * their Java-side helper classes. Observations on stdout prefixed "crasher: ". Without class=, it is a
  * harmless agent that counts THREAD_START and CLASS_LOAD and prints "crasher: live" at
  * JVM_INIT_DONE: a run to end with a signal.
  */
@@ -20,6 +22,30 @@
 
 static JVMPI_Interface *jvmpi;
 static char watch[256];
+static int opt_natives;
+
+/* AgentNatives.answer()I */
+JNIEXPORT jint JNICALL crasher_answer(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return 42;
+}
+
+static void bind_natives(JNIEnv *env)
+{
+    JNINativeMethod m;
+    jclass c = (*env)->FindClass(env, "AgentNatives");
+    if (c == NULL) {
+        (*env)->ExceptionClear(env);
+        printf("crasher: no class AgentNatives\n");
+        return;
+    }
+    m.name = "answer";
+    m.signature = "()I";
+    m.fnPtr = (void *)crasher_answer;
+    printf("crasher: RegisterNatives rc=%d\n", (int)(*env)->RegisterNatives(env, c, &m, 1));
+}
 static long n_class_load, n_thread_start;
 
 struct class_record {
@@ -61,6 +87,8 @@ static void notify(JVMPI_Event *ev)
         n_thread_start++;
         break;
     case JVMPI_EVENT_JVM_INIT_DONE:
+        if (opt_natives)
+            bind_natives(ev->env_id);
         printf("crasher: live\n");
         fflush(stdout);
         break;
@@ -76,6 +104,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     (void)reserved;
     if (options != NULL && strncmp(options, "class=", 6) == 0)
         snprintf(watch, sizeof watch, "%s", options + 6);
+    if (options != NULL && strcmp(options, "natives") == 0)
+        opt_natives = 1;
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK)
         return JNI_ERR;
     jvmpi->NotifyEvent = notify;

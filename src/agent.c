@@ -335,6 +335,7 @@ static jint shim_init_once(JavaVM *vm)
     modules_init();
     /* Only for a report, which counts them: the capability changes nothing else. */
     bool vthreads = report_at_load && report_vthreads_onload();
+    bool natives = report_at_load && report_natives_onload();
 
     /* JDK 21's table is JDK 17's plus VirtualThreadStart/End after SampledObjectAlloc;
      * the larger size is passed only where the JVM knows the event. */
@@ -347,12 +348,16 @@ static jint shim_init_once(JavaVM *vm)
     modules_callbacks(cbp);
     if (vthreads)
         report_vthreads_callbacks(&ext.vthread_start);
+    if (natives)
+        report_natives_callbacks(cbp);
     if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, cbp,
                                                      vthreads ? (jint)sizeof ext : (jint)sizeof ext.cb),
                   "SetEventCallbacks in Agent_OnLoad"))
         return JNI_ERR;
     if (vthreads)
         report_vthreads_enable();
+    if (natives)
+        report_natives_enable();
     jvmtiEvent always[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         if (!jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,

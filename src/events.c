@@ -416,10 +416,14 @@ void events_gate_wait(void)
         return;
     if (pthread_equal(pthread_self(), g_shim.init_thread))
         return;
+    uint64_t t0 = report_now();
     pthread_mutex_lock(&g_shim.life_lock);
     while (atomic_load(&g_shim.phase) < PHASE_LIVE)
         pthread_cond_wait(&g_shim.life_cond, &g_shim.life_lock);
     pthread_mutex_unlock(&g_shim.life_lock);
+    report_note_ns(REP_EVENT_HELD, report_now() - t0,
+                   "an event of a thread other than the start-up one held at the start gate "
+                   "until JVM_INIT_DONE");
 }
 
 bool event_post(struct instance *inst, JVMPI_Event *ev)

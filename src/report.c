@@ -314,6 +314,7 @@ static void stamp(char *out, size_t n, time_t t)
 /* Per agent with report=PATH: the file, open from report_begin to the end (the crash path
  * appends to it with write(2)), and what the header says, read once. */
 static int rep_fd[SHIM_MAX_INSTANCES] = {-1, -1, -1, -1};
+static bool rep_open_failed[SHIM_MAX_INSTANCES];
 static char jvm_line[400];
 static const char *signals_note = "";
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf: file writes only */
@@ -584,10 +585,11 @@ static void write_one(struct instance *inst, const char *how, bool final)
 static void open_report(struct instance *inst)
 {
     int s = inst->slot;
-    if (rep_fd[s] >= 0 || inst->opts.report_file == NULL)
+    if (rep_fd[s] >= 0 || rep_open_failed[s] || inst->opts.report_file == NULL)
         return;
     int fd = open(inst->opts.report_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
+        rep_open_failed[s] = true; /* said once */
         log_error("agent %d: report=%s: cannot write the migration report: %s", s,
                   inst->opts.report_file, strerror(errno));
         return;
@@ -885,7 +887,14 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
 {
     /* Decide from the pc alone, before touching anything: most SIGSEGVs are the JVM's. */
     const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
     uintptr_t pc = uc != NULL ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+#elif defined(__aarch64__)
+    uintptr_t pc = uc != NULL ? (uintptr_t)uc->uc_mcontext.pc : 0;
+#else
+    uintptr_t pc = 0; /* unknown here: only aborts in the agent's activity are recorded */
+    (void)uc;
+#endif
     int in_slot = -1;
     for (int i = 0; i < SHIM_MAX_INSTANCES; i++)
         if (agent_text[i].hi != 0 && in_range(&agent_text[i], pc))
@@ -1066,4 +1075,64 @@ void report_vthreads_enable(void)
         jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
                                                              (jvmtiEvent)VTHREAD_START_EVENT, NULL),
                     LOG_WARN, "enabling VirtualThreadStart for the migration report");
+}
+
+/* ---- Java natives bound to the agent's code ----
+ * Old agents often had Java helper classes whose natives they implemented and bound with
+ * JNI RegisterNatives. JVMTI NativeMethodBind (only with report=) shows each bind; those
+ * whose address is in an agent library are counted. */
+static bool natives_cap;
+
+bool report_natives_onload(void)
+{
+    jvmtiCapabilities want;
+    memset(&want, 0, sizeof want);
+    want.can_generate_native_method_bind_events = 1;
+    natives_cap = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want) == JVMTI_ERROR_NONE;
+    return natives_cap;
+}
+
+static void JNICALL on_native_bind(jvmtiEnv *j, JNIEnv *jni, jthread t, jmethodID m, void *addr,
+                                   void **new_addr)
+{
+    (void)t;
+    (void)new_addr;
+    int slot = -1;
+    for (int i = 0; i < SHIM_MAX_INSTANCES; i++)
+        if (agent_text[i].hi != 0 && in_range(&agent_text[i], (uintptr_t)addr))
+            slot = i;
+    if (slot < 0)
+        return;
+    if (report_count(REP_NATIVE_BOUND) > 0) {
+        report_note(REP_NATIVE_BOUND, "(not formatted)");
+        return;
+    }
+    char *name = NULL, *sig = NULL, *csig = NULL;
+    jclass c = NULL;
+    (*j)->GetMethodName(j, m, &name, &sig, NULL);
+    if ((*j)->GetMethodDeclaringClass(j, m, &c) == JVMTI_ERROR_NONE && c != NULL)
+        (*j)->GetClassSignature(j, c, &csig, NULL);
+    Dl_info di;
+    const char *sym = dladdr(addr, &di) != 0 && di.dli_sname != NULL ? di.dli_sname : "(no exported symbol)";
+    report_note(REP_NATIVE_BOUND, "%s.%s%s bound to %s in the library of agent %d",
+                csig ? csig : "?", name ? name : "?", sig ? sig : "", sym, slot);
+    (*j)->Deallocate(j, (unsigned char *)name);
+    (*j)->Deallocate(j, (unsigned char *)sig);
+    (*j)->Deallocate(j, (unsigned char *)csig);
+    if (c != NULL && jni != NULL)
+        (*jni)->DeleteLocalRef(jni, c);
+}
+
+void report_natives_callbacks(jvmtiEventCallbacks *cb)
+{
+    if (natives_cap)
+        cb->NativeMethodBind = on_native_bind;
+}
+
+void report_natives_enable(void)
+{
+    if (natives_cap)
+        jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                             JVMTI_EVENT_NATIVE_METHOD_BIND, NULL),
+                    LOG_WARN, "enabling NativeMethodBind for the migration report");
 }

@@ -52,6 +52,10 @@ void report_write_all(const char *how);
 bool report_vthreads_onload(void);
 void report_vthreads_callbacks(void **slot_87);
 void report_vthreads_enable(void);
+/* Java natives bound to an agent library's code (JVMTI NativeMethodBind), likewise. */
+bool report_natives_onload(void);
+void report_natives_callbacks(jvmtiEventCallbacks *cb);
+void report_natives_enable(void);
 
 /* ---- per-thread activity and time ----
  * The event being delivered or the JVMPI function being served on this thread, for the

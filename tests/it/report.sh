@@ -106,6 +106,14 @@ else
     "virtual threads: 8 counted, the first named, attributed to carriers"
 fi
 
+# A Java native bound to the agent's code (RegisterNatives at JVM_INIT_DONE): counted, named.
+run_java "$(shim_arg crasher natives "report=$R")" -cp "$CLASSES" AgentNatives
+expect_rc 0
+expect_grep "$WORK/out" '^crasher: RegisterNatives rc=0$' "the agent bound AgentNatives.answer"
+expect_grep "$WORK/out" '^AgentNatives: answer=42$' "the native ran"
+expect_grep "$R" '^  - Java natives bound to the agent library: 1; first: LAgentNatives;\.answer\(\)I bound to crasher_answer in the library of agent 0$' \
+  "natives bound to the agent library: 1, named with its symbol"
+
 # A real profiler: jvmpitop's sampler calls show up with their counts.
 run_java "$(shim_arg jvmpitop "file=$WORK/top.txt,interval=5" "report=$R")" -cp "$CLASSES" DemoApp
 expect_rc 0
