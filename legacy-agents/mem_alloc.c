@@ -169,6 +169,26 @@ static long replay_normal, replay_noclass, replay_objarr, replay_primarr, replay
 #define NSAMPLE 3
 static jobjectID noclass_sample[NSAMPLE]; /* replayed "instances" with class_id NULL */
 
+static long class_class_seen;
+
+/* Is id java.lang.Class's own Class object? */
+static int is_class_class(jobjectID id)
+{
+    JNIEnv *e = current_env();
+    if (e == NULL || id == NULL)
+        return 0;
+    jobject o = jvmpi->jobjectID2jobject(id);
+    jclass cc = (*e)->FindClass(e, "java/lang/Class");
+    int same = o != NULL && cc != NULL && (*e)->IsSameObject(e, o, cc);
+    if ((*e)->ExceptionCheck(e))
+        (*e)->ExceptionClear(e);
+    if (cc)
+        (*e)->DeleteLocalRef(e, cc);
+    if (o)
+        (*e)->DeleteLocalRef(e, o);
+    return same;
+}
+
 /* Capture of REQUESTED OBJECT_ALLOC (RequestEvent is synchronous, on the caller's thread). */
 static volatile int req_count;
 static JVMPI_Event req_ev;
@@ -227,7 +247,12 @@ static void on_alloc(JVMPI_Event *ev)
     if (prim && cid != NULL)
         FAILK(F_PRIM_CLASS, "OBJECT_ALLOC id %p: primitive array (is_array %d) with class_id %p", (void *)id,
              (int)is_array, (void *)cid);
-    if (!prim && cid == NULL)
+    /* The one object HotSpot announced without a class: java.lang.Class's own Class object
+     * (class_id NULL, NORMAL_OBJECT), so that chains of class lookups end. */
+    int class_class = !prim && cid == NULL && is_array == JVMPI_NORMAL_OBJECT && is_class_class(id);
+    if (class_class)
+        class_class_seen++;
+    if (!prim && cid == NULL && !class_class)
         FAILK(F_NO_CLASS, "OBJECT_ALLOC id %p: is_array %d with class_id NULL (size %d, %s)", (void *)id,
              (int)is_array, (int)size, init_done ? "live" : "start-up replay");
     if (cid != NULL && !pm_get(&classes, cid, &nm))
@@ -290,7 +315,8 @@ static void on_alloc(JVMPI_Event *ev)
         replay_total++;
         if (is_array == JVMPI_NORMAL_OBJECT)
             replay_normal++;
-        if (is_array == JVMPI_NORMAL_OBJECT && cid == NULL && replay_noclass++ < NSAMPLE)
+        if (is_array == JVMPI_NORMAL_OBJECT && cid == NULL && !class_class &&
+            replay_noclass++ < NSAMPLE)
             noclass_sample[replay_noclass - 1] = id;
         if (is_array == JVMPI_CLASS)
             replay_objarr++;
@@ -601,9 +627,9 @@ static void notify(JVMPI_Event *ev)
         jvmpi->RawMonitorEnter(lock);
         init_done = 1;
         say("replay total=%ld normal=%ld normal_noclass=%ld objarrays=%ld primarrays=%ld "
-            "strings=%ld bytearrays=%ld requested=%ld",
+            "strings=%ld bytearrays=%ld requested=%ld class_class=%ld",
             replay_total, replay_normal, replay_noclass, replay_objarr, replay_primarr,
-            replay_strings, replay_bytes, replay_requested);
+            replay_strings, replay_bytes, replay_requested, class_class_seen);
         jvmpi->RawMonitorExit(lock);
         /* What are the replayed objects that came without a class? Ask for them again. */
         jvmpi->DisableGC();

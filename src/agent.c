@@ -14,6 +14,7 @@
  * cannot touch what the agent freed in its shutdown handler.
  */
 #include "api.h"
+#include "natives.h"
 #include "bci.h"
 #include "report.h"
 #include "events.h"
@@ -379,6 +380,7 @@ static jint add_instance(const struct shim_options *opts)
     loader_init_proxy_vm(inst);
     if (loader_open(inst) != JNI_OK)
         return JNI_ERR;
+    natives_scan(inst);
     inst->used = true;
     g_shim.ninst++;
     return JNI_OK;

@@ -29,6 +29,7 @@
 #include "classes.h"
 #include "events.h"
 #include "ids.h"
+#include "natives.h"
 #include "worker.h"
 #include "report.h"
 
@@ -50,7 +51,7 @@ struct class_info {
 struct class_rec {
     jlong tag;                  /* key: the class id */
     jweak ref;                  /* weak: the table must not keep classes alive */
-    _Atomic(struct class_info *) saved; /* kept for classes that can unload */
+    _Atomic(struct class_info *) saved; /* the CLASS_LOAD payload, built once, kept */
     bool may_unload;            /* defined by a class loader (boot classes never unload) */
     _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
     _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
@@ -306,19 +307,17 @@ static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
                             jclass cls, bool requested)
 {
     struct class_info *ci = atomic_load(&r->saved);
-    bool own = false;
     if (ci == NULL && cls != NULL) {
+        /* One copy per class, kept with the record until its CLASS_UNLOAD was delivered:
+         * agents keep the names' pointers (HotSpot's stayed readable while the class was
+         * loaded), and a CLASS_LOAD request inside a CLASS_UNLOAD handler is answered from
+         * it. Built when first announced (the class is linked by then). */
         ci = info_build(jni, cls);
-        /* Kept for classes that can unload, so a CLASS_LOAD request inside their
-         * CLASS_UNLOAD handler can still be answered. Built when first announced (the class
-         * is linked by then), not when the record was made. */
         struct class_info *none = NULL;
-        if (ci != NULL && r->may_unload && atomic_compare_exchange_strong(&r->saved, &none, ci))
-            own = false;
-        else if (ci != NULL && r->may_unload)
-            info_free(ci), ci = none, own = false;
-        else
-            own = true;
+        if (ci != NULL && !atomic_compare_exchange_strong(&r->saved, &none, ci)) {
+            info_free(ci);
+            ci = none;
+        }
     }
     if (ci == NULL)
         return;
@@ -326,8 +325,6 @@ static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
     event_init(&ev, JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     fill_event(&ev, ci, r->tag);
     event_post(inst, &ev);
-    if (own)
-        info_free(ci);
 }
 
 /* Classes whose CLASS_LOAD this thread is delivering right now (handlers nest). */
@@ -579,6 +576,7 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
+    natives_class_prepare(jni, cls); /* even after ProfilerExit: the application runs on */
     if (shim_quiet())
         return;
     (void)jvmti;
@@ -698,6 +696,10 @@ static jint request_class_load(struct instance *inst, void *arg)
         } else {
             struct class_rec *cr = rec_of(jni, cls);
             if (cr != NULL) {
+                /* A class named before it was linked (an array of it was allocated): its
+                 * methods and fields, as HotSpot had them from the definition. */
+                if (atomic_load(&cr->saved) == NULL)
+                    ensure_linked(jni, cls);
                 post_class_load(jni, inst, cr, cls, true);
                 rc = JVMPI_SUCCESS;
             }

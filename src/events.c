@@ -454,10 +454,17 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
         flight_leave(fl);
         return false;
     }
-    /* Definition before use: the thread an event names is announced first. */
+    /* Definition before use: the thread an event names is announced first; while that
+     * thread's Thread object is still being built (JNI attach), its event waits for the
+     * THREAD_START that can name it (threads.c). */
     if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
-        event_on(inst, JVMPI_EVENT_THREAD_START))
-        threads_announce_self(ev->env_id);
+        event_on(inst, JVMPI_EVENT_THREAD_START) && !threads_announce_self(ev->env_id)) {
+        if (!requested && threads_hold_event(inst, ev)) {
+            flight_leave(fl);
+            return true;
+        }
+        threads_announce_self_now(ev->env_id);
+    }
     /* JVMPI delivers events "with GC disabled": no synthesized GC bracket overlaps a
      * handler. Requested events are calls the agent makes, possibly holding its own
      * locks: they pass, as HotSpot did not GC-lock most of them either. */

@@ -250,6 +250,13 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     jobjectID class_id = NULL;
     if (cls != NULL)
         classes_alloc_info(jni, cls, &is_array, &class_id);
+    if (class_id == id) {
+        /* java.lang.Class's own Class object, the one object that is its own class:
+         * HotSpot announced it with class_id NULL, so that an agent that asks for each
+         * unknown class_id by RequestEvent(OBJECT_ALLOC) reaches the end of the chain. */
+        class_id = NULL;
+        is_array = JVMPI_NORMAL_OBJECT;
+    }
     (void)obj;
     announce_arena(jni);
     JVMPI_Event ev;
@@ -344,11 +351,28 @@ struct sweep {
     size_t n, cap;
 };
 
+/* Heap fillers: the dead space the JVM formats as objects of its own classes (JDK 25:
+ * jdk.internal.vm.FillerObject and the FillerElement array, whose element class is `int`).
+ * A heap walk reports them; they are no Java objects and HotSpot's heap had none, so the
+ * start-up announcement skips them. Their class tags, found among the loaded classes. */
+static jlong filler_tags[4];
+static int filler_n;
+
+static bool is_filler(jlong class_tag)
+{
+    for (int i = 0; i < filler_n; i++)
+        if (filler_tags[i] == (class_tag & TAG_ID_MASK))
+            return true;
+    return false;
+}
+
 static jint JNICALL sweep_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                              void *user_data)
 {
     (void)length;
     struct sweep *s = user_data;
+    if (class_tag != 0 && is_filler(class_tag))
+        return 0;
     if (*tag_ptr & TAG_ALLOCATED)
         return 0; /* already reported live (allocated while the shim started up) */
     if (*tag_ptr == 0)
@@ -384,6 +408,20 @@ static void tag_loaded_classes(JNIEnv *jni)
          * record, and are announced when first used or prepared. */
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+        char *sig = NULL;
+        if (filler_n < 4 && (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cs[i], &sig, NULL) ==
+                                JVMTI_ERROR_NONE) {
+            bool filler = strncmp(sig, "Ljdk/internal/vm/Filler", 23) == 0 ||
+                          strncmp(sig, "[Ljdk/internal/vm/Filler", 24) == 0;
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+            if (filler) {
+                jobjectID fid = classes_register(jni, cs[i]);
+                if (fid != NULL)
+                    filler_tags[filler_n++] = ids_tag(fid);
+                (*jni)->DeleteLocalRef(jni, cs[i]);
+                continue;
+            }
+        }
         if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
             !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
             classes_id_announced(jni, cs[i]);
@@ -463,9 +501,62 @@ bool memory_alloc_complete(void)
            atomic_load(&g_shim.phase) >= PHASE_LIVE;
 }
 
+/* Objects an announcement (start-up or a dump's) has marked as announced and not yet
+ * posted. The handlers of its first events may ask for one of the later ones with
+ * RequestEvent(OBJECT_ALLOC) (an agent that requests the Class object of every class it
+ * meets does): the request takes it out of the announcement, so it is announced once. One
+ * set per announcement running, sorted ids and a taken flag each; pending_lock is a leaf. */
+struct pending_set {
+    jlong *ids;
+    unsigned char *taken;
+    size_t n;
+    struct pending_set *next;
+};
+static struct pending_set *pending_sets;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cmp_jlong(const void *a, const void *b)
+{
+    jlong x = *(const jlong *)a, y = *(const jlong *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* True if id was waiting in an announcement and is now taken out of it (by the caller). */
+static bool pending_take(jlong id)
+{
+    bool took = false;
+    pthread_mutex_lock(&pending_lock);
+    for (struct pending_set *p = pending_sets; p != NULL && !took; p = p->next) {
+        jlong *at = bsearch(&id, p->ids, p->n, sizeof *p->ids, cmp_jlong);
+        if (at != NULL && !p->taken[at - p->ids]) {
+            p->taken[at - p->ids] = 1;
+            took = true;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return took;
+}
+
 void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
 {
+    struct pending_set ps = {0};
+    if (n > 0) {
+        ps.ids = malloc(n * sizeof *ps.ids);
+        ps.taken = calloc(n, 1);
+    }
+    if (ps.ids != NULL && ps.taken != NULL) {
+        for (size_t i = 0; i < n; i++)
+            ps.ids[i] = t[3 * i] & TAG_ID_MASK;
+        qsort(ps.ids, n, sizeof *ps.ids, cmp_jlong);
+        ps.n = n;
+        pthread_mutex_lock(&pending_lock);
+        ps.next = pending_sets;
+        pending_sets = &ps;
+        pthread_mutex_unlock(&pending_lock);
+    }
     for (size_t i = 0; i < n; i++, t += 3) {
+        if (ps.n > 0 && !pending_take(t[0] & TAG_ID_MASK))
+            continue; /* requested meanwhile: the agent has it */
         jobjectID cid = ids_from_tag(t[1]);
         (*jni)->PushLocalFrame(jni, 8);
         jclass cls = t[1] ? classes_local_ref(jni, cid) : NULL;
@@ -473,6 +564,16 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
         post_alloc(jni, NULL, 0, NULL, cls, t[2], ids_from_tag(t[0]));
         (*jni)->PopLocalFrame(jni, NULL);
     }
+    if (ps.n > 0) {
+        pthread_mutex_lock(&pending_lock);
+        struct pending_set **pp = &pending_sets;
+        while (*pp != &ps)
+            pp = &(*pp)->next;
+        *pp = ps.next;
+        pthread_mutex_unlock(&pending_lock);
+    }
+    free(ps.ids);
+    free(ps.taken);
 }
 
 static jint request_object_alloc(struct instance *inst, void *arg)
@@ -493,10 +594,25 @@ static jint request_object_alloc(struct instance *inst, void *arg)
         report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
                                       (void *)id, why);
     } else {
-        jlong size = 0;
+        jlong size = 0, tag = 0;
         (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);
         jclass cls = (*jni)->GetObjectClass(jni, o);
+        /* From now on the agent knows the object: mark it announced, so that neither the
+         * start-up announcement nor a first use (memory_id_announced) announces it a
+         * second time, and its death is an OBJECT_FREE, as on HotSpot. */
+        ids_claim_allocated(jni, o, size, &tag);
+        if (tag == 0 && pending_take(ids_tag(id))) /* due in an announcement */
+            (*g_shim.jvmti)->GetTag(g_shim.jvmti, o, &tag);
+        if (tag != 0)
+            track(tag, size, stripe_of(jni));
         post_alloc(jni, inst, JVMPI_REQUESTED_EVENT, o, cls, size, id);
+        /* The other agents would have had it unrequested from the start-up announcement
+         * (still ahead) or from its first use: they get it now instead. */
+        if (tag != 0 && g_shim.ninst > 1 &&
+            (atomic_load(&g_shim.phase) < PHASE_LIVE || memory_alloc_complete()))
+            for (int i = 0; i < g_shim.ninst; i++)
+                if (&g_shim.inst[i] != inst)
+                    post_alloc(jni, &g_shim.inst[i], 0, o, cls, size, id);
         rc = JVMPI_SUCCESS;
     }
     (*jni)->PopLocalFrame(jni, NULL);

@@ -8,6 +8,7 @@
 #include "events.h"
 #include "heapdump.h"
 #include "memory.h"
+#include "natives.h"
 #include "threads.h"
 #include "worker.h"
 
@@ -58,6 +59,7 @@ jint modules_enable_always(void)
 void replay_startup(JNIEnv *jni)
 {
     worker_start(jni);
+    natives_bind_loaded(jni);
     memory_replay(jni);
     classes_replay(jni);
     threads_replay(jni);

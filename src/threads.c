@@ -35,8 +35,18 @@ static char ended_mark; /* its address, in JVMTI thread-local storage: "ThreadEn
 
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
+static void flush_held(void);
+/* Events held back while the thread's Thread object is built (see threads_hold_event). */
+#define HELD_MAX 65536
+struct held {
+    struct instance *inst;
+    JVMPI_Event ev;
+};
+static _Thread_local struct held *tl_held;
+static _Thread_local size_t tl_held_n, tl_held_cap;
 
 static jfieldID fid_eetop;
+static jfieldID fid_name;   /* Thread.name, if this JVM has it (a thread being attached) */
 static intptr_t env_offset;
 static _Atomic bool offset_ok;
 
@@ -206,6 +216,7 @@ void threads_on_start(JNIEnv *jni, jthread t)
      * replayed THREAD_START the only one. */
     if (atomic_load(&g_shim.phase) >= PHASE_STARTING)
         announce(jni, r, 0);
+    flush_held(); /* an attached thread's events from while its Thread object was built */
 }
 
 void threads_on_end(JNIEnv *jni, jthread t)
@@ -218,6 +229,8 @@ void threads_on_end(JNIEnv *jni, jthread t)
         pthread_mutex_unlock(&reg_lock);
     }
     if (r != NULL) {
+        if (tl_held_n > 0)
+            threads_announce_self_now(jni); /* held events, never after THREAD_END */
         post_thread_end(jni, r);
         tl_self = NULL;
         rec_remove(r);
@@ -237,6 +250,9 @@ jint threads_init_live(JNIEnv *jni)
         log_warn("thread registry: java.lang.Thread has no eetop field on this JVM: threads "
                  "started before the agent get an id only once they run an event");
     }
+    fid_name = tc ? (*jni)->GetFieldID(jni, tc, "name", "Ljava/lang/String;") : NULL;
+    if (fid_name == NULL)
+        (*jni)->ExceptionClear(jni);
     jthread self = NULL;
     (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self);
     if (fid_eetop != NULL && self != NULL) {
@@ -618,19 +634,129 @@ static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
     }
 }
 
-void threads_announce_self(JNIEnv *jni)
+/* ---- a thread attaching through JNI ----
+ * AttachCurrentThread makes the JavaThread, then its Thread object, whose constructor runs
+ * Java code on the new thread (allocations, method events) before JVMTI's ThreadStart. A
+ * THREAD_START then would carry an empty name and no group. HotSpot posted THREAD_START
+ * once the Thread object existed, with its name and group. So while the current thread's
+ * Thread object has no group yet (the constructor has not run), its events are held back
+ * (copies, in order, thread-local) and posted right after its THREAD_START: at its
+ * ThreadStart, or at its first event once the object is built. Only events whose payload
+ * holds no pointer into memory the shim frees after the post are held (ids, numbers); for
+ * any other kind, or past HELD_MAX events, the thread is announced at once, as before. */
+
+static bool under_construction(struct thread_rec *r)
+{
+    if (atomic_load(&g_shim.phase) < PHASE_LIVE || r->ref == NULL)
+        return false;
+    jvmtiThreadInfo ti;
+    memset(&ti, 0, sizeof ti);
+    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, r->ref, &ti) != JVMTI_ERROR_NONE)
+        return false;
+    JNIEnv *jni = shim_current_jni();
+    /* No group yet (JDK 17 sets group then name), or no name yet (JDK 25 sets its field
+     * holder, group included, first). The field Thread.name is looked for, not assumed. */
+    bool building = ti.thread_group == NULL;
+    if (!building && fid_name != NULL) {
+        jobject nm = (*jni)->GetObjectField(jni, r->ref, fid_name);
+        building = nm == NULL;
+        if (nm != NULL)
+            (*jni)->DeleteLocalRef(jni, nm);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+    if (ti.thread_group != NULL)
+        (*jni)->DeleteLocalRef(jni, ti.thread_group);
+    if (ti.context_class_loader != NULL)
+        (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+    return building;
+}
+
+bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev)
+{
+    switch (ev->event_type) { /* unrequested only */
+    case JVMPI_EVENT_OBJECT_ALLOC:
+    case JVMPI_EVENT_METHOD_ENTRY:
+    case JVMPI_EVENT_METHOD_ENTRY2:
+    case JVMPI_EVENT_METHOD_EXIT:
+    case JVMPI_EVENT_INSTRUCTION_START:
+    case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:
+    case JVMPI_EVENT_JNI_GLOBALREF_FREE:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
+    case JVMPI_EVENT_MONITOR_CONTENDED_EXIT:
+    case JVMPI_EVENT_MONITOR_WAIT:
+    case JVMPI_EVENT_MONITOR_WAITED:
+        break;
+    default:
+        return false;
+    }
+    if (tl_held_n == tl_held_cap) {
+        if (tl_held_cap >= HELD_MAX)
+            return false;
+        size_t cap = tl_held_cap ? tl_held_cap * 2 : 64;
+        struct held *h = realloc(tl_held, cap * sizeof *h);
+        if (h == NULL)
+            return false;
+        tl_held = h;
+        tl_held_cap = cap;
+    }
+    tl_held[tl_held_n].inst = inst;
+    tl_held[tl_held_n].ev = *ev;
+    tl_held_n++;
+    return true;
+}
+
+/* Post what this thread held back, in order (its THREAD_START has been posted). */
+static void flush_held(void)
+{
+    while (tl_held_n > 0) {
+        struct held *h = tl_held;
+        size_t n = tl_held_n;
+        tl_held = NULL;
+        tl_held_n = tl_held_cap = 0;
+        for (size_t i = 0; i < n; i++)
+            event_post(h[i].inst, &h[i].ev);
+        free(h);
+    }
+}
+
+static struct thread_rec *self_for(JNIEnv *jni)
 {
     struct thread_rec *r = tl_self;
     if (r == NULL || r->env != jni) {
         if (jni == NULL || jni != shim_current_jni())
-            return;
+            return NULL;
         r = threads_self();
-        if (r == NULL)
-            return;
     }
+    return r;
+}
+
+bool threads_announce_self(JNIEnv *jni)
+{
+    struct thread_rec *r = self_for(jni);
+    if (r == NULL)
+        return true;
+    uint32_t all = (1u << g_shim.ninst) - 1;
+    if ((atomic_load(&r->announced) & all) == all)
+        return true;
+    if (under_construction(r))
+        return false;
+    announce(jni, r, 0);
+    flush_held();
+    return true;
+}
+
+void threads_announce_self_now(JNIEnv *jni)
+{
+    struct thread_rec *r = self_for(jni);
+    if (r == NULL)
+        return;
     uint32_t all = (1u << g_shim.ninst) - 1;
     if ((atomic_load(&r->announced) & all) != all)
         announce(jni, r, 0);
+    flush_held();
 }
 
 void threads_replay(JNIEnv *jni)

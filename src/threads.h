@@ -41,8 +41,16 @@ struct thread_snap {
 size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out);
 
 /* Definition before use: make sure every instance that enabled THREAD_START has been told
- * about the calling thread. Cheap when it has (a thread-local check). */
-void threads_announce_self(JNIEnv *jni);
+ * about the calling thread. Cheap when it has (a thread-local check). False while the
+ * thread's Thread object is still being built (its THREAD_START could not name it yet):
+ * the caller holds its event back with threads_hold_event. */
+bool threads_announce_self(JNIEnv *jni);
+/* An event of the current thread while its Thread object is being built (a thread
+ * attaching through JNI): kept, and posted after its THREAD_START. False if it cannot be
+ * kept (then the caller announces the thread and posts at once). */
+bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev);
+/* Announce the current thread now, whatever its state, and post what was held back. */
+void threads_announce_self_now(JNIEnv *jni);
 void threads_replay(JNIEnv *jni);
 
 /* A new, unstarted java.lang.Thread in the "system" group (a local ref), or NULL. */

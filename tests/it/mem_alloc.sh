@@ -102,7 +102,8 @@ echo "     $r"
 v() { echo "$r" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 if [ -n "$(v total)" ] && [ "$(v total)" -gt 1000 ]; then ok "start-up replay before JVM_INIT_DONE: $(v total) objects (> 1000)"; else bad "start-up replay: $(v total) objects before JVM_INIT_DONE"; fi
 expect_eq "$(v requested)" 0 "replayed events with the REQUESTED bit"
-expect_eq "$(v normal_noclass)" 0 "replayed NORMAL_OBJECTs with class_id NULL"
+expect_eq "$(v normal_noclass)" 0 "replayed NORMAL_OBJECTs with class_id NULL, other than java.lang.Class's own Class object"
+expect_eq "$(v class_class)" 1 "java.lang.Class's own Class object replayed once, class_id NULL, NORMAL_OBJECT (HotSpot)"
 grep '^mem_alloc: replay_noclass_sample ' "$o" | head -3 | sed 's/^/     /'
 if [ "$(v objarrays)" -gt 0 ] 2>/dev/null; then ok "replay: $(v objarrays) object arrays (is_array JVMPI_CLASS)"; else bad "replay: no object array reported as JVMPI_CLASS (objarrays=$(v objarrays))"; fi
 if [ "$(v strings)" -gt 0 ] 2>/dev/null; then ok "replay: $(v strings) java.lang.String instances"; else bad "replay: no java.lang.String instance"; fi

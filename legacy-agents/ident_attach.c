@@ -1,0 +1,236 @@
+/* ident_attach.c — a JDK 1.3-style thread-centric profiler with its own Java helper
+ * natives (tests/it/ident_attach.sh, workload tests/java/IdentAttach.java).
+ *
+ * Thread-centric: everything is keyed by env_id from THREAD_START. After JVM_INIT_DONE an
+ * event from an env whose THREAD_START was not delivered (or whose THREAD_END was) is
+ * dropped and counted as a failure. Enabled: THREAD_START, THREAD_END, OBJECT_ALLOC,
+ * JVM_INIT_DONE, JVM_SHUT_DOWN, and with the option "methods" METHOD_ENTRY and METHOD_EXIT
+ * (per-thread call counts). Every THREAD_START is printed with its name, group and parent
+ * group; one with an empty or NULL name is a failure (HotSpot posted it once the thread's
+ * Thread object existed).
+ *
+ * The agent's own natives, for the workload class IdentAttach, which declares them `native`
+ * and never calls System.loadLibrary (HotSpot looked natives up in -Xrun libraries too):
+ *  - IdentAttach.attach(n, group): n pthreads of the agent attach at once through the
+ *    JavaVM that JVM_OnLoad got, with JavaVMAttachArgs naming them "ident-attach-K" in
+ *    `group`; each calls IdentAttach.fromNative(k) and detaches. Returns how many attached.
+ *  - IdentAttach.hello(who): a String made by the agent.
+ */
+#include <jvmpi.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static JavaVM *g_jvm;
+static JVMPI_Interface *jvmpi;
+static JVMPI_RawMonitor lock;
+static int fails, init_done, with_methods;
+static long unknown_env, events_after_init, nameless;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("ident_attach: %s\n", line);
+    fflush(stdout);
+}
+#define FAIL(...)                                                                       \
+    do {                                                                                \
+        fails++;                                                                        \
+        if (fails < 20)                                                                 \
+            say("FAIL " __VA_ARGS__);                                                   \
+    } while (0)
+
+static const char *S(const char *s) { return s ? s : "NULL"; }
+
+/* ---- threads, by env (caller holds lock) ---- */
+
+struct thr {
+    JNIEnv *env;
+    char name[128];
+    long allocs, entries, exits;
+    struct thr *next;
+};
+static struct thr *threads;
+
+static struct thr *find(JNIEnv *env)
+{
+    for (struct thr *t = threads; t; t = t->next)
+        if (t->env == env)
+            return t;
+    return NULL;
+}
+
+static struct thr *known(JVMPI_Event *ev, const char *what)
+{
+    struct thr *t = find(ev->env_id);
+    if (t == NULL && init_done) {
+        unknown_env++;
+        FAIL("%s from env %p, which had no THREAD_START: dropped", what, (void *)ev->env_id);
+    }
+    return t;
+}
+
+static void notify(JVMPI_Event *ev)
+{
+    jvmpi->RawMonitorEnter(lock);
+    if (init_done)
+        events_after_init++;
+    switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
+    case JVMPI_EVENT_THREAD_START: {
+        JNIEnv *env = ev->u.thread_start.thread_env_id;
+        const char *name = ev->u.thread_start.thread_name;
+        if (find(env) != NULL)
+            FAIL("second THREAD_START for env %p (%s)", (void *)env, S(name));
+        if (name == NULL || name[0] == '\0') {
+            nameless++;
+            FAIL("THREAD_START for env %p with %s name (group %s)", (void *)env,
+                 name ? "an empty" : "a NULL", S(ev->u.thread_start.group_name));
+        }
+        struct thr *t = calloc(1, sizeof *t);
+        t->env = env;
+        snprintf(t->name, sizeof t->name, "%s", S(name));
+        t->next = threads;
+        threads = t;
+        say("start name=%s group=%s parent=%s%s", S(name), S(ev->u.thread_start.group_name),
+            S(ev->u.thread_start.parent_name), ev->env_id == env ? "" : " (posted on another thread)");
+        break;
+    }
+    case JVMPI_EVENT_THREAD_END: {
+        struct thr *t = known(ev, "THREAD_END");
+        if (t != NULL) {
+            say("end name=%s allocs=%ld entries=%ld exits=%ld", t->name, t->allocs, t->entries,
+                t->exits);
+            struct thr **p = &threads;
+            while (*p != t)
+                p = &(*p)->next;
+            *p = t->next;
+            free(t);
+        }
+        break;
+    }
+    case JVMPI_EVENT_OBJECT_ALLOC: {
+        struct thr *t = known(ev, "OBJECT_ALLOC");
+        if (t)
+            t->allocs++;
+        break;
+    }
+    case JVMPI_EVENT_METHOD_ENTRY: {
+        struct thr *t = known(ev, "METHOD_ENTRY");
+        if (t)
+            t->entries++;
+        break;
+    }
+    case JVMPI_EVENT_METHOD_EXIT: {
+        struct thr *t = known(ev, "METHOD_EXIT");
+        if (t)
+            t->exits++;
+        break;
+    }
+    case JVMPI_EVENT_JVM_INIT_DONE:
+        init_done = 1;
+        say("init done");
+        break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN:
+        say("summary events=%ld unknown_env=%ld nameless=%ld fails=%d", events_after_init,
+            unknown_env, nameless, fails);
+        break;
+    }
+    jvmpi->RawMonitorExit(lock);
+}
+
+/* ---- the agent's natives for IdentAttach ---- */
+
+#define MAXN 64
+static jobject attach_group;             /* global ref */
+static jclass attach_class;              /* global ref */
+static pthread_barrier_t attach_barrier;
+static int attached_ok;
+
+static void *attach_main(void *arg)
+{
+    int k = (int)(long)arg;
+    char name[64];
+    snprintf(name, sizeof name, "ident-attach-%d", k);
+    JavaVMAttachArgs args;
+    args.version = JNI_VERSION_1_2;
+    args.name = name;
+    args.group = attach_group;
+    pthread_barrier_wait(&attach_barrier); /* all attach at once */
+    JNIEnv *env = NULL;
+    if ((*g_jvm)->AttachCurrentThread(g_jvm, (void **)&env, &args) != JNI_OK || env == NULL) {
+        say("FAIL AttachCurrentThread(%s) failed", name);
+        return NULL;
+    }
+    jmethodID m = (*env)->GetStaticMethodID(env, attach_class, "fromNative", "(I)V");
+    if (m != NULL)
+        (*env)->CallStaticVoidMethod(env, attach_class, m, (jint)k);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionDescribe(env);
+        (*env)->ExceptionClear(env);
+    }
+    jstring s = (*env)->NewStringUTF(env, name); /* one more allocation on this thread */
+    (*env)->DeleteLocalRef(env, s);
+    __sync_add_and_fetch(&attached_ok, 1);
+    (*g_jvm)->DetachCurrentThread(g_jvm);
+    return NULL;
+}
+
+JNIEXPORT jint JNICALL Java_IdentAttach_attach(JNIEnv *env, jclass cls, jint n, jobject group)
+{
+    if (n > MAXN)
+        n = MAXN;
+    attach_group = (*env)->NewGlobalRef(env, group);
+    attach_class = (*env)->NewGlobalRef(env, cls);
+    attached_ok = 0;
+    pthread_barrier_init(&attach_barrier, NULL, (unsigned)n);
+    pthread_t t[MAXN];
+    for (int k = 0; k < n; k++)
+        pthread_create(&t[k], NULL, attach_main, (void *)(long)k);
+    for (int k = 0; k < n; k++)
+        pthread_join(t[k], NULL);
+    pthread_barrier_destroy(&attach_barrier);
+    (*env)->DeleteGlobalRef(env, attach_group);
+    (*env)->DeleteGlobalRef(env, attach_class);
+    return attached_ok;
+}
+
+JNIEXPORT jstring JNICALL Java_IdentAttach_hello(JNIEnv *env, jclass cls, jstring who)
+{
+    (void)cls;
+    const char *w = who ? (*env)->GetStringUTFChars(env, who, NULL) : NULL;
+    char buf[256];
+    snprintf(buf, sizeof buf, "ident_attach greets %s", w ? w : "nobody");
+    if (w)
+        (*env)->ReleaseStringUTFChars(env, who, w);
+    return (*env)->NewStringUTF(env, buf);
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
+{
+    (void)reserved;
+    g_jvm = jvm;
+    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK)
+        return JNI_ERR;
+    with_methods = options != NULL && strcmp(options, "methods") == 0;
+    lock = jvmpi->RawMonitorCreate("ident_attach");
+    jvmpi->NotifyEvent = notify;
+    jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_THREAD_END, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL);
+    if (with_methods) {
+        jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
+        jvmpi->EnableEvent(JVMPI_EVENT_METHOD_EXIT, NULL);
+    }
+    jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
+    say("loaded%s", with_methods ? " (with method events)" : "");
+    return JNI_OK;
+}
