@@ -9,7 +9,8 @@
 # error message while the program still runs, and a jvmpitop run lists the functions its
 # sampler uses. The report's newer parts: the rejected ids by kind with the first example,
 # the shim's own warnings counted apart, the time tables, the summary saying PROBLEMS, the
-# trailer, and the virtual threads of tests/java/VThreads.java where the JVM has them.
+# trailer, the virtual threads of tests/java/VThreads.java where the JVM has them, and a Java
+# native the agent binds to its own code (tests/java/AgentNatives.java).
 source "$ROOT/tests/it/lib.sh"
 R=$WORK/report.txt
 

@@ -226,6 +226,12 @@ static void test_errors(void)
     /* unknown options: the item is quoted */
     bad_parse("foo=1,legacy=x", "unknown option 'foo=1'", (char *)NULL);
     bad_parse("bogus", "unknown option 'bogus'", (char *)NULL);
+    /* What jcmd leaves of an unquoted "legacy=/x.so:opts" (and of "report=/r,legacy=..."):
+     * the name alone. Said so, with the quoted form that works. */
+    bad_parse("legacy", "just 'legacy', without its value", "cut at '='",
+              "jcmd PID JVMTI.agent_load /abs/libjvmpishim.so \"\\\"legacy=...\\\"\"", (char *)NULL);
+    bad_parse("report", "just 'report', without its value", (char *)NULL);
+    bad_parse("methods", "just 'methods', without its value", (char *)NULL);
     bad_parse("log=debug,frob,legacy=x", "'frob'", (char *)NULL);
     bad_parse("help=yes,legacy=x", "'help=yes'", (char *)NULL);
     bad_parse("LOG=debug,legacy=x", "'LOG=debug'", (char *)NULL);
