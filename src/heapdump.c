@@ -1244,6 +1244,9 @@ jint heapdump_request(struct instance *inst, void *arg)
                       "and 2: JVMPI_FAIL", level);
         return JVMPI_FAIL;
     }
+    /* Frees of a collection that has finished come before the dump (HotSpot posted them
+     * during the collection): the agent's books then match what the dump holds. */
+    memory_deliver_frees(jni, false);
     (*jni)->PushLocalFrame(jni, 64);
     jint rc = build_and_post(inst, jni, level, NULL);
     (*jni)->PopLocalFrame(jni, NULL);
@@ -1260,6 +1263,7 @@ jint objectdump_request(struct instance *inst, void *arg)
                       "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
+    memory_deliver_frees(jni, false); /* as for HEAP_DUMP */
     (*jni)->PushLocalFrame(jni, 64);
     const char *why = NULL;
     jobject o = ids_resolve(jni, id, &why);
