@@ -17,10 +17,14 @@
  * OBJECT_FREE and the GC bracket: JVMTI's ObjectFree arrives on the Service Thread after the
  * GC, in a context that may not call JNI. JVMPI promises frees between GC_START and
  * GC_FINISH, and agents lock in GC_START and unlock in GC_FINISH. So the shim synthesizes
- * the bracket after each real collection on its worker thread: it flushes JVMTI's pending
- * frees (a tag-map query makes JVMTI post them), closes the GC gate, posts GC_START, the
- * OBJECT_FREEs it holds, and GC_FINISH with the statistics of the tracked heap, and opens
- * the gate again.
+ * the bracket after each real collection on its worker thread: it collects JVMTI's pending
+ * frees, closes the GC gate, posts GC_START, the OBJECT_FREEs it holds, and GC_FINISH with
+ * the statistics of the tracked heap, and opens the gate again. Every tagged object that
+ * dies gets its OBJECT_FREE: the shim tags an object only to hand its id out (ids.h).
+ * HotSpot posted a collection's frees during it, before anything later; agents write their
+ * figures in dump, DATA_DUMP_REQUEST and JVM_SHUT_DOWN handlers. So before those, the
+ * thread about to post them posts the brackets still owed itself (memory_deliver_frees),
+ * and the worker's task for that collection finds nothing left to do.
  *
  * The gate gives JVMPI's "GC is disabled while an event carrying ids runs" its meaning:
  * event deliveries and DisableGC spans are regions; a bracket waits for regions to drain
