@@ -192,10 +192,10 @@ bool gc_gate_active(void)
     return events_any(JVMPI_EVENT_GC_START) || events_any(JVMPI_EVENT_OBJECT_FREE);
 }
 
-/* Close the gate: wait (bounded) until no region is open but the caller's own (own: 1 if
- * the caller is inside one). */
 static _Atomic int inline_waiters; /* threads waiting to post a bracket inline */
 
+/* Close the gate: wait (bounded) until no region is open but the caller's own (own: 1 if
+ * the caller is inside one). yield: give up at once for a thread waiting to post inline. */
 static bool gate_close(long own, bool yield)
 {
     struct timespec deadline;
@@ -258,7 +258,8 @@ static void announce_arena(JNIEnv *jni)
 
 /* ---- OBJECT_ALLOC ---- */
 
-static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject obj,
+/* Post OBJECT_ALLOC; true if some agent got it. */
+static bool post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject obj,
                        jclass cls, jlong size, jobjectID id)
 {
     jint is_array = JVMPI_NORMAL_OBJECT;
@@ -275,11 +276,17 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     ev.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
     ev.u.obj_alloc.obj_id = id;
     if (only != NULL)
-        event_post(only, &ev);
-    else if (g_shim.ninst == 1)
-        event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
-    else
-        event_post_all(&ev);
+        return event_post(only, &ev);
+    if (g_shim.ninst == 1)
+        return event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
+    bool any = false;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        if (!event_on(&g_shim.inst[i], JVMPI_EVENT_OBJECT_ALLOC))
+            continue;
+        JVMPI_Event copy = ev; /* each agent gets its own, unscribbled copy */
+        any |= event_post(&g_shim.inst[i], &copy);
+    }
+    return any;
 }
 
 static void track(jlong tag, jlong size, int slot)
@@ -350,7 +357,12 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         (*jvmti)->SetTag(jvmti, obj, tag);
     }
     track(tag, size, stripe_of(jni));
-    post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
+    if (!post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag)) && shim_quiet()) {
+        /* JVM_SHUT_DOWN began while this callback ran, and no agent got the event: the id
+         * was never handed out, so the object must not get an OBJECT_FREE at exit. */
+        (*jvmti)->SetTag(jvmti, obj, 0);
+        live_add(stripe_of(jni), -1, -size);
+    }
 }
 
 /* Start-up: objects that already exist, from one heap walk. */
@@ -598,8 +610,10 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
  * every collection anyway. Re-setting the ObjectFree event mode also flushes them on
  * JDK 17 and 25, but deadlocked on both (the flushing thread waits for the Service Thread
  * without a safepoint check while the Service Thread waits for a safepoint).
- * From JDK 19 on nothing is called: the Service Thread posts the frees promptly by itself,
- * and the bracket's quiet wait collects them. A tag-map query, used before, took 25-210 ms
+ * From JDK 19 on the worker calls nothing (always: false): the Service Thread posts the
+ * frees promptly by itself, and the bracket's quiet wait collects them. A bracket posted
+ * inline (always: true) walks on every JDK: it must not miss a free the Service Thread has
+ * not started on, and a heap walk that finds dead tags posts their frees on its thread. A tag-map query, used before, took 25-210 ms
  * with the tag map locked (allocating threads wait for it in SetTag) and was measured not
  * to make JVMTI post them: the same frees reached the same brackets without it. */
 static void flush_frees(bool always)
