@@ -3,7 +3,9 @@
  *
  * Enabled in JVM_OnLoad: OBJECT_FREE, GC_START, GC_FINISH, MONITOR_WAIT, JVM_SHUT_DOWN; never
  * OBJECT_ALLOC. The agent learns ids the other ways JVMPI hands them out, and keeps a table
- * of every id it was handed: jobject2jobjectID, MONITOR_WAIT objects, METHOD_ENTRY2 receivers
+ * of every id it was handed: jobject2jobjectID (each followed by RequestEvent(OBJECT_ALLOC)
+ * for it, as agents asked for objects they met first elsewhere), MONITOR_WAIT objects,
+ * METHOD_ENTRY2 receivers
  * (enabled for a window), heap dumps at levels 0, 1 and 2 (every record and root; class
  * dumps cut with CLASS_LOAD facts it requests, as HPROF did), OBJECT_DUMP, MONITOR_DUMP,
  * GetThreadObject and the requested THREAD_START. The workload announces each step by
@@ -306,6 +308,7 @@ static void *mon_env;
 static int mon_on, e2_on;
 static void *trigger_now;
 static void *thread_tid, *thread_env;
+static void *req_alloc_want, *req_alloc_got;
 
 static jclass app_class(JNIEnv *env, const char *name)
 {
@@ -346,7 +349,15 @@ static void on_trigger(JNIEnv *env, jobject t, void *tid)
             jvmpi->RawMonitorEnter(lock);
             handed(id, "jobject2jobjectID");
             add(S_JNI, id);
+            req_alloc_want = id;
+            req_alloc_got = NULL;
             jvmpi->RawMonitorExit(lock);
+            /* Its definition on request, as agents asked for an object they met first
+             * elsewhere: the same id comes back, with its class. */
+            if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id) != JVMPI_SUCCESS)
+                FAIL("RequestEvent(OBJECT_ALLOC, %p)", id);
+            else if (req_alloc_got != id)
+                FAIL("requested OBJECT_ALLOC for %p carried %p", id, req_alloc_got);
             (*env)->DeleteLocalRef(env, e);
         }
     } else if (strcmp(ph, "mon") == 0) {
@@ -445,6 +456,16 @@ static void notify(JVMPI_Event *ev)
                 add(S_E2, ev->u.method_entry2.obj_id);
             jvmpi->RawMonitorExit(lock);
         }
+        break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+        jvmpi->RawMonitorEnter(lock);
+        handed(ev->u.obj_alloc.obj_id, "OBJECT_ALLOC");
+        handed(ev->u.obj_alloc.class_id, "OBJECT_ALLOC's class");
+        if (ev->u.obj_alloc.obj_id == req_alloc_want)
+            req_alloc_got = ev->u.obj_alloc.obj_id;
+        if (!(ev->event_type & JVMPI_REQUESTED_EVENT))
+            FAIL("OBJECT_ALLOC that was not requested (the event is not enabled)");
+        jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_CLASS_LOAD:
         jvmpi->RawMonitorEnter(lock);

@@ -2,7 +2,8 @@
  *  enables OBJECT_FREE and GC_START/GC_FINISH but never OBJECT_ALLOC).
  *
  *  For each way an id reaches an agent, N objects whose ids the agent collects, then drops:
- *    jni      elements of Trigger.payload, through jobject2jobjectID (trigger "jni");
+ *    jni      elements of Trigger.payload, through jobject2jobjectID, each then requested
+ *             with RequestEvent(OBJECT_ALLOC) (trigger "jni");
  *    mon      MONITOR_WAIT objects: main waits 1 ms on each (between "mon" and "mon-end");
  *    entry2   METHOD_ENTRY2 receivers of Marker.touch() (between "entry2" and "entry2-end");
  *    dump1    instances of MemHanded$D1 in a level-1 HEAP_DUMP (trigger "dump1");
