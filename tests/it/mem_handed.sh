@@ -5,9 +5,10 @@
 # hands out object ids — jobject2jobjectID (and the requested OBJECT_ALLOC), MONITOR_WAIT
 # objects, METHOD_ENTRY2 receivers, heap dumps at levels 0, 1 and 2, OBJECT_DUMP,
 # MONITOR_DUMP, GetThreadObject with the requested THREAD_START — the workload drops the
-# objects whose ids the agent collected, keeps one of some, runs System.gc() twice and exits. Each dropped object must have had
-# exactly one OBJECT_FREE by JVM_SHUT_DOWN; no OBJECT_FREE for an id never handed out; no
-# event or dump names an id after its OBJECT_FREE; frees only inside GC_START..GC_FINISH.
+# objects whose ids the agent collected, keeps one of some, runs System.gc() twice and
+# exits. Each dropped object must have had exactly one OBJECT_FREE by JVM_SHUT_DOWN; no
+# OBJECT_FREE for an id never handed out; no event or dump names an id after its
+# OBJECT_FREE; frees only inside GC_START..GC_FINISH.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
 o=$WORK/out
