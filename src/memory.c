@@ -739,7 +739,7 @@ static bool may_post_bracket(void)
  * caller's own region, if it is inside a handler), then GC_START, every queued free and
  * GC_FINISH, on this thread; it accounts for one collection. The worker (yield) gives up
  * before GC_START if a thread waits to post inline, and returns false. */
-static bool post_bracket(JNIEnv *jni, bool yield)
+static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
 {
     tl_posting_bracket = true;
     for (int tries = 0; !gate_close(tl_region_depth > 0 ? 1 : 0, yield); tries++) {
@@ -774,15 +774,15 @@ static bool post_bracket(JNIEnv *jni, bool yield)
 
     JVMPI_Event ev;
     atomic_store(&bracket_open, true);
-    event_init(&ev, JVMPI_EVENT_GC_START, jni);
+    event_init(&ev, JVMPI_EVENT_GC_START, env_id);
     event_post_all(&ev);
     for (size_t i = 0; i < n; i++) {
-        event_init(&ev, JVMPI_EVENT_OBJECT_FREE, jni);
+        event_init(&ev, JVMPI_EVENT_OBJECT_FREE, env_id);
         ev.u.obj_free.obj_id = ids_from_tag(ids[i]);
         event_post_all(&ev);
     }
     free(ids);
-    event_init(&ev, JVMPI_EVENT_GC_FINISH, jni);
+    event_init(&ev, JVMPI_EVENT_GC_FINISH, env_id);
     live_sum(&ev.u.gc_info.used_objects, &ev.u.gc_info.used_object_space);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
@@ -815,7 +815,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         }
         if (!bracket_acquire(-1))
             return;
-        bool done = shim_quiet() || atomic_load(&gc_owed) == 0 || post_bracket(jni, true);
+        bool done = shim_quiet() || atomic_load(&gc_owed) == 0 || post_bracket(jni, jni, true);
         bracket_release();
         if (done)
             return;
@@ -849,9 +849,13 @@ void memory_deliver_frees(JNIEnv *jni, bool at_exit)
     }
     /* One bracket per collection not yet bracketed; the first carries the queued frees
      * (frees that came late for a bracket already posted get one of their own). */
+    /* At exit the bracket names the worker thread, which posts brackets otherwise and is
+     * still alive: the exiting thread may already have had its THREAD_END (on JDK 25 the
+     * launcher's main thread ends, then returns as DestroyJavaVM to end the VM). */
+    JNIEnv *env_id = at_exit && worker_env() != NULL ? worker_env() : jni;
     for (int i = 0; i < 64 && !disabled && may_post_bracket() &&
                     (atomic_load(&gc_owed) > 0 || frees_queued() > 0); i++)
-        post_bracket(jni, false);
+        post_bracket(jni, env_id, false);
     bracket_release();
 }
 
