@@ -87,10 +87,9 @@ static size_t record_size(const struct tiling *t, const struct dump_record *r)
     if (t->level == 0)
         return 1 + PTR;
     switch (r->type) {
-    case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_STICKY_CLASS: case JVMPI_GC_ROOT_MONITOR_USED:
+    case JVMPI_GC_ROOT_STICKY_CLASS: case JVMPI_GC_ROOT_MONITOR_USED:
         return 1 + PTR;
     case JVMPI_GC_ROOT_JNI_GLOBAL: case JVMPI_GC_ROOT_NATIVE_STACK:
-    case JVMPI_GC_ROOT_THREAD_BLOCK: case JVMPI_GC_ROOT_THREAD_OBJ:
         return 1 + 2 * PTR;
     case JVMPI_GC_ROOT_JNI_LOCAL: case JVMPI_GC_ROOT_JAVA_FRAME:
         return 1 + 2 * PTR + 4;

@@ -231,6 +231,9 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    /* HotSpot posted a collection's frees during it: those of the last collections come
+     * before JVM_SHUT_DOWN, whose handler is where agents write their "live" figures. */
+    memory_deliver_frees(jni, true);
     memory_print_stats();
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
     threads_post_exiting_thread_end(jni);
@@ -250,6 +253,10 @@ static void JNICALL cb_data_dump(jvmtiEnv *jvmti)
 {
     (void)jvmti;
     JNIEnv *jni = shim_current_jni();
+    /* Frees of a collection that has finished come first: the agent writes its figures
+     * here (HotSpot posted them during the collection). */
+    if (events_any(JVMPI_EVENT_DATA_DUMP_REQUEST))
+        memory_deliver_frees(jni, false);
     /* HotSpot posted both, back to back, for one SIGQUIT. */
     post_simple(JVMPI_EVENT_DATA_DUMP_REQUEST, jni);
     post_simple(JVMPI_EVENT_DATA_RESET_REQUEST, jni);

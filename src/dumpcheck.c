@@ -3,7 +3,9 @@
  * A dump is a packed run of records (spec §4); one wrong length desynchronises all that
  * follows, so the walker checks every length against the bytes left and reports the
  * offset of the first record that does not fit, or leftover bytes at the end. Pointer-
- * sized fields are native (sizeof(void *)); u2/u4/u8 big-endian.
+ * sized fields are native (sizeof(void *)); u2/u4/u8 big-endian. Only the record kinds
+ * HotSpot 1.4.2 emitted are well-formed: any other kind is reported as malformed, as a
+ * strict reader of the time would have stopped at it.
  */
 #include "dumpcheck.h"
 #include "jvmpi.h"
@@ -101,8 +103,10 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
             if (fn) fn(fn_ctx, &r);
             continue;
         }
+        /* Exactly the record kinds HotSpot emitted (reference-behavior.md §4.3): UNKNOWN,
+         * THREAD_BLOCK and THREAD_OBJ roots never came out of a JVM, and a strict reader
+         * (HPROF's own) stops at a kind it does not know, so they are malformed here too. */
         switch (r.type) {
-        case JVMPI_GC_ROOT_UNKNOWN:
         case JVMPI_GC_ROOT_STICKY_CLASS:
         case JVMPI_GC_ROOT_MONITOR_USED:
             if (!need(&c, PTR)) BAD("root at %zu: truncated", start);
@@ -110,8 +114,6 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
             break;
         case JVMPI_GC_ROOT_JNI_GLOBAL:
         case JVMPI_GC_ROOT_NATIVE_STACK:
-        case JVMPI_GC_ROOT_THREAD_BLOCK:
-        case JVMPI_GC_ROOT_THREAD_OBJ:
             if (!need(&c, 2 * PTR)) BAD("root at %zu: truncated", start);
             r.id = rd_ptr(&c);
             r.id2 = rd_ptr(&c);
@@ -199,6 +201,10 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
             }
             break;
         }
+        case JVMPI_GC_ROOT_UNKNOWN:
+        case JVMPI_GC_ROOT_THREAD_BLOCK:
+        case JVMPI_GC_ROOT_THREAD_OBJ:
+            BAD("root at %zu: kind %#x, which no JVM emitted in a heap dump", start, r.type);
         default:
             BAD("record at %zu: unknown type %#x", start, r.type);
         }

@@ -20,8 +20,9 @@
  * JVMTI reports them (HotSpot sorted each kind by address; the order carries no meaning):
  * JNI_GLOBAL (obj, handle:
  * JVMTI does not tell the handle, so it is NULL), STICKY_CLASS for system classes,
- * MONITOR_USED, THREAD_OBJ (obj, JNIEnv*: JVMTI reports thread objects as roots; HotSpot
- * never emitted this record and its layout is the shim's), UNKNOWN for other roots.
+ * MONITOR_USED. JVMTI's THREAD and OTHER roots get no record: HotSpot emitted only these
+ * six kinds (never THREAD_OBJ, UNKNOWN or THREAD_BLOCK); their objects are dumped all the
+ * same.
  * Class dumps: super, loader, signers and protection domain from the walk, class name NULL
  * (as HotSpot), reserved NULL, instance size computed from the fields (12-byte header,
  * 4-byte references: compressed oops and class pointers, the default; 8-aligned),
@@ -885,15 +886,12 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
             db_u1(&w->other_roots, JVMPI_GC_ROOT_MONITOR_USED);
             put_id(&w->other_roots, id);
             break;
-        case JVMTI_HEAP_REFERENCE_THREAD:
-            env = thread_env(w, *tag_ptr, &frames);
-            db_u1(&w->other_roots, JVMPI_GC_ROOT_THREAD_OBJ);
-            put_id(&w->other_roots, id);
-            db_ptr(&w->other_roots, env);
-            break;
         default:
-            db_u1(&w->other_roots, JVMPI_GC_ROOT_UNKNOWN);
-            put_id(&w->other_roots, id);
+            /* THREAD (a live thread's object) and OTHER: HotSpot wrote no root record for
+             * these (THREAD_OBJ and UNKNOWN were defined but never emitted, and a strict
+             * reader stops at them), so none is written; the objects are dumped all the
+             * same, and a thread object is named by the JAVA_FRAME roots of the frames
+             * that hold it. */
             break;
         }
         return JVMTI_VISIT_OBJECTS;
@@ -1244,6 +1242,9 @@ jint heapdump_request(struct instance *inst, void *arg)
                       "and 2: JVMPI_FAIL", level);
         return JVMPI_FAIL;
     }
+    /* Frees of a collection that has finished come before the dump (HotSpot posted them
+     * during the collection): the agent's books then match what the dump holds. */
+    memory_deliver_frees(jni, false);
     (*jni)->PushLocalFrame(jni, 64);
     jint rc = build_and_post(inst, jni, level, NULL);
     (*jni)->PopLocalFrame(jni, NULL);
@@ -1260,6 +1261,7 @@ jint objectdump_request(struct instance *inst, void *arg)
                       "JVMPI_FAIL");
         return JVMPI_FAIL;
     }
+    memory_deliver_frees(jni, false); /* as for HEAP_DUMP */
     (*jni)->PushLocalFrame(jni, 64);
     const char *why = NULL;
     jobject o = ids_resolve(jni, id, &why);

@@ -5,6 +5,10 @@
  * it"; bits 44..63 the object's size in 8-byte words when the shim learned it at
  * allocation (0: unknown, or too large: see memory.c), so OBJECT_FREE and the GC
  * statistics know what died without a per-object side table.
+ *
+ * Invariant: an object is tagged only when its id is handed to an agent (an event, a dump,
+ * a function's result) or it is a class mirror, so memory.c posts OBJECT_FREE for every
+ * tagged object that dies (CLASS_UNLOAD for mirrors). Tag nothing for the shim's own use.
  */
 #ifndef JVMPISHIM_IDS_H
 #define JVMPISHIM_IDS_H

@@ -17,10 +17,14 @@
  * OBJECT_FREE and the GC bracket: JVMTI's ObjectFree arrives on the Service Thread after the
  * GC, in a context that may not call JNI. JVMPI promises frees between GC_START and
  * GC_FINISH, and agents lock in GC_START and unlock in GC_FINISH. So the shim synthesizes
- * the bracket after each real collection on its worker thread: it flushes JVMTI's pending
- * frees (a tag-map query makes JVMTI post them), closes the GC gate, posts GC_START, the
- * OBJECT_FREEs it holds, and GC_FINISH with the statistics of the tracked heap, and opens
- * the gate again.
+ * the bracket after each real collection on its worker thread: it collects JVMTI's pending
+ * frees, closes the GC gate, posts GC_START, the OBJECT_FREEs it holds, and GC_FINISH with
+ * the statistics of the tracked heap, and opens the gate again. Every tagged object that
+ * dies gets its OBJECT_FREE: the shim tags an object only to hand its id out (ids.h).
+ * HotSpot posted a collection's frees during it, before anything later; agents write their
+ * figures in dump, DATA_DUMP_REQUEST and JVM_SHUT_DOWN handlers. So before those, the
+ * thread about to post them posts the brackets still owed itself (memory_deliver_frees),
+ * and the worker's task for that collection finds nothing left to do.
  *
  * The gate gives JVMPI's "GC is disabled while an event carrying ids runs" its meaning:
  * event deliveries and DisableGC spans are regions; a bracket waits for regions to drain
@@ -121,6 +125,7 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 
 static _Thread_local int tl_region_depth;
+static _Thread_local bool tl_posting_bracket; /* this thread is posting a GC bracket */
 
 void gc_gate_enter_at(int slot)
 {
@@ -129,7 +134,7 @@ void gc_gate_enter_at(int slot)
         return;
     for (int round = 0;; round++) {
         striped_add_at(&gate_regions, slot, 1);
-        if (!atomic_load(&gate_closing) || worker_is_self() || round > 0)
+        if (!atomic_load(&gate_closing) || worker_is_self() || tl_posting_bracket || round > 0)
             return;
         /* A bracket is being set up: step back and wait for it, but not forever: this
          * thread may hold an agent lock the bracket's handlers need. */
@@ -187,8 +192,11 @@ bool gc_gate_active(void)
     return events_any(JVMPI_EVENT_GC_START) || events_any(JVMPI_EVENT_OBJECT_FREE);
 }
 
-/* Close the gate: wait (bounded) until no region is open. */
-static bool gate_close(void)
+static _Atomic int inline_waiters; /* threads waiting to post a bracket inline */
+
+/* Close the gate: wait (bounded) until no region is open but the caller's own (own: 1 if
+ * the caller is inside one). yield: give up at once for a thread waiting to post inline. */
+static bool gate_close(long own, bool yield)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -198,12 +206,19 @@ static bool gate_close(void)
     pthread_mutex_lock(&gate_lock);
     atomic_store(&gate_closing, true);
     bool ok = true;
-    while (striped_sum(&gate_regions) > 0)
-        if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0 &&
-            striped_sum(&gate_regions) > 0) {
+    while (striped_sum(&gate_regions) > own) {
+        /* The worker steps back for a thread that wants to post a bracket inline: that
+         * thread may sit in a region (a handler asking for a dump) that would never drain. */
+        if (yield && atomic_load(&inline_waiters) > 0) {
             ok = false;
             break;
         }
+        if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0 &&
+            striped_sum(&gate_regions) > own) {
+            ok = false;
+            break;
+        }
+    }
     if (!ok) {
         atomic_store(&gate_closing, false);
         pthread_cond_broadcast(&gate_cond);
@@ -243,7 +258,8 @@ static void announce_arena(JNIEnv *jni)
 
 /* ---- OBJECT_ALLOC ---- */
 
-static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject obj,
+/* Post OBJECT_ALLOC; true if some agent got it. */
+static bool post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject obj,
                        jclass cls, jlong size, jobjectID id)
 {
     jint is_array = JVMPI_NORMAL_OBJECT;
@@ -267,11 +283,17 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     ev.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
     ev.u.obj_alloc.obj_id = id;
     if (only != NULL)
-        event_post(only, &ev);
-    else if (g_shim.ninst == 1)
-        event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
-    else
-        event_post_all(&ev);
+        return event_post(only, &ev);
+    if (g_shim.ninst == 1)
+        return event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
+    bool any = false;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        if (!event_on(&g_shim.inst[i], JVMPI_EVENT_OBJECT_ALLOC))
+            continue;
+        JVMPI_Event copy = ev; /* each agent gets its own, unscribbled copy */
+        any |= event_post(&g_shim.inst[i], &copy);
+    }
+    return any;
 }
 
 static void track(jlong tag, jlong size, int slot)
@@ -342,7 +364,12 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         (*jvmti)->SetTag(jvmti, obj, tag);
     }
     track(tag, size, stripe_of(jni));
-    post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag));
+    if (!post_alloc(jni, NULL, 0, obj, cls, size, ids_from_tag(tag)) && shim_quiet()) {
+        /* JVM_SHUT_DOWN began while this callback ran, and no agent got the event: the id
+         * was never handed out, so the object must not get an OBJECT_FREE at exit. */
+        (*jvmti)->SetTag(jvmti, obj, 0);
+        live_add(stripe_of(jni), -1, -size);
+    }
 }
 
 /* Start-up: objects that already exist, from one heap walk. */
@@ -626,11 +653,12 @@ void memory_on_free(jlong tag)
     /* A class's mirror: its death is the class's unload (CLASS_UNLOAD), never OBJECT_FREE,
      * but an announced mirror leaves the tracked heap like any object. */
     bool mirror = classes_on_free(tag);
-    if (!(tag & TAG_ALLOCATED))
-        return; /* never announced as allocated: the agent does not know it */
     jlong size = tag_size_bytes(tag);
     jlong id = tag & TAG_ID_MASK;
-    if (size == 0) {
+    /* The tracked heap (GC_FINISH's figures) holds what OBJECT_ALLOC announced. */
+    if (!(tag & TAG_ALLOCATED))
+        size = -1;
+    else if (size == 0) {
         struct big_size *b;
         pthread_mutex_lock(&big_lock);
         HASH_FIND(hh, big_sizes, &id, sizeof id, b);
@@ -642,7 +670,12 @@ void memory_on_free(jlong tag)
             free(b);
         }
     }
-    live_add(stripe_index(), -1, -size);
+    if (size >= 0)
+        live_add(stripe_index(), -1, -size);
+    /* Every tag the shim sets names an id it handed to an agent (an event, a dump, a
+     * function's result: ids.h), so every tagged object that dies gets its OBJECT_FREE,
+     * whether OBJECT_ALLOC, jobject2jobjectID, a request, a dump, an ENTRY2 receiver, a
+     * monitor event or GetThreadObject named it first. */
     if (mirror || !events_any(JVMPI_EVENT_OBJECT_FREE))
         return;
     pthread_mutex_lock(&free_lock);
@@ -663,10 +696,16 @@ void memory_on_free(jlong tag)
     pthread_mutex_unlock(&free_lock);
 }
 
+/* ObjectFree callbacks running now (on the Service Thread, or on a thread whose heap walk
+ * purged dead tags): collect_frees waits until none runs. */
+static _Atomic int frees_inflight;
+
 static void JNICALL cb_object_free(jvmtiEnv *jvmti, jlong tag)
 {
     (void)jvmti;
+    atomic_fetch_add(&frees_inflight, 1);
     memory_on_free(tag);
+    atomic_fetch_sub(&frees_inflight, 1);
 }
 
 static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
@@ -687,13 +726,15 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
  * every collection anyway. Re-setting the ObjectFree event mode also flushes them on
  * JDK 17 and 25, but deadlocked on both (the flushing thread waits for the Service Thread
  * without a safepoint check while the Service Thread waits for a safepoint).
- * From JDK 19 on nothing is called: the Service Thread posts the frees promptly by itself,
- * and the bracket's quiet wait collects them. A tag-map query, used before, took 25-210 ms
+ * From JDK 19 on the worker calls nothing (always: false): the Service Thread posts the
+ * frees promptly by itself, and the bracket's quiet wait collects them. A bracket posted
+ * inline (always: true) walks on every JDK: it must not miss a free the Service Thread has
+ * not started on, and a heap walk that finds dead tags posts their frees on its thread. A tag-map query, used before, took 25-210 ms
  * with the tag map locked (allocating threads wait for it in SetTag) and was measured not
  * to make JVMTI post them: the same frees reached the same brackets without it. */
-static void flush_frees(void)
+static void flush_frees(bool always)
 {
-    if (g_shim.jdk_major >= 19)
+    if (g_shim.jdk_major >= 19 && !always)
         return;
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
@@ -726,35 +767,102 @@ static size_t frees_queued(void)
     return n;
 }
 
-static void gc_bracket(JNIEnv *jni, void *arg)
+/* Take in the frees JVMTI still holds for the collections that have finished: make it
+ * hand them over (flush_frees; always, for a bracket posted inline: from JDK 19 a heap walk
+ * purges the dead tags and posts their frees on the calling thread unless the Service
+ * Thread got there first), then wait until 10 ms pass without a new one and with no
+ * ObjectFree callback running (bounded: 20 rounds). */
+static void collect_frees(bool always_flush)
 {
-    (void)arg;
-    /* Newer JDKs may still be posting the last collection's frees from the Service
-     * Thread: wait until 10 ms pass without one (bounded: 20 rounds). */
-    /* DisableGC holds the bracket back for as long as it lasts (HotSpot deferred the GC);
-     * unlike event handlers, such a region does not wait for anything the bracket does. */
-    while (atomic_load(&gc_disable_depth) > 0 && !shim_quiet()) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
     size_t at_start = frees_queued();
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    flush_frees();
+    flush_frees(always_flush);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t after_flush = frees_queued();
     for (int i = 0; i < 20; i++) {
         size_t before = frees_queued();
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
-        if (frees_queued() == before)
+        if (frees_queued() == before && atomic_load(&frees_inflight) == 0)
             break;
     }
     log_debug("GC bracket: %zu frees queued before the flush, %zu after it (%ld us), %zu after "
               "the quiet wait", at_start, after_flush,
               (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000),
               frees_queued());
-    for (int tries = 0; !gate_close(); tries++) {
+}
+
+/* ---- who posts a bracket ----
+ * One bracket at a time: the worker's after a collection, or one posted inline by
+ * memory_deliver_frees() on a thread about to give an agent something that comes after a
+ * collection (a dump it asked for, DATA_DUMP_REQUEST, JVM_SHUT_DOWN). gc_owed counts the
+ * collections whose bracket nobody has posted yet: each bracket takes one, so an agent
+ * still sees one bracket per collection, whichever thread posts it, and the worker's task
+ * for a collection whose bracket went out inline finds nothing to do. br_lock is a leaf,
+ * never held across a call into the agent or the VM. */
+static pthread_mutex_t br_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t br_cond = PTHREAD_COND_INITIALIZER;
+static bool br_busy;
+static _Atomic int gc_owed;
+
+/* Wait (at most timeout_ms; unbounded if negative) until no bracket is being posted, and
+ * claim the right to post one. */
+static bool bracket_acquire(int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+        deadline.tv_nsec %= 1000000000L;
+    }
+    bool ok = true;
+    pthread_mutex_lock(&br_lock);
+    while (br_busy) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&br_cond, &br_lock);
+        } else if (pthread_cond_timedwait(&br_cond, &br_lock, &deadline) != 0 && br_busy) {
+            ok = false;
+            break;
+        }
+    }
+    if (ok)
+        br_busy = true;
+    pthread_mutex_unlock(&br_lock);
+    return ok;
+}
+
+static void bracket_release(void)
+{
+    pthread_mutex_lock(&br_lock);
+    br_busy = false;
+    pthread_cond_broadcast(&br_cond);
+    pthread_mutex_unlock(&br_lock);
+}
+
+/* May this thread post now? Until JVM_SHUT_DOWN, any; during it, only the thread that
+ * delivers it (everything else is dropped then). */
+static bool may_post_bracket(void)
+{
+    int phase = atomic_load(&g_shim.phase);
+    return phase < PHASE_SHUTTING ||
+           (phase == PHASE_SHUTTING && pthread_equal(pthread_self(), g_shim.shutdown_thread));
+}
+
+/* Post one bracket, the caller holding the right to: close the gate (except for the
+ * caller's own region, if it is inside a handler), then GC_START, every queued free and
+ * GC_FINISH, on this thread; it accounts for one collection. The worker (yield) gives up
+ * before GC_START if a thread waits to post inline, and returns false. */
+static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
+{
+    tl_posting_bracket = true;
+    for (int tries = 0; !gate_close(tl_region_depth > 0 ? 1 : 0, yield); tries++) {
+        if (yield && atomic_load(&inline_waiters) > 0) {
+            tl_posting_bracket = false;
+            return false;
+        }
         if (tries == 10) {
             log_warn("GC bracket: event handlers or DisableGC regions did not drain for %d ms; "
                      "posting GC_START/GC_FINISH while they run", 10 * GATE_WAIT_MS);
@@ -762,6 +870,11 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         }
         struct timespec ts = {0, 20 * 1000000L};
         nanosleep(&ts, NULL);
+    }
+    if (!may_post_bracket()) {
+        gate_open();
+        tl_posting_bracket = false;
+        return true;
     }
     jlong *ids;
     size_t n;
@@ -771,28 +884,95 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     free_ids = NULL;
     free_n = free_cap = 0;
     pthread_mutex_unlock(&free_lock);
+    int owed = atomic_load(&gc_owed);
+    while (owed > 0 && !atomic_compare_exchange_weak(&gc_owed, &owed, owed - 1))
+        ;
 
-    if (shim_quiet()) {
-        gate_open();
-        free(ids);
-        return;
-    }
     JVMPI_Event ev;
     atomic_store(&bracket_open, true);
-    event_init(&ev, JVMPI_EVENT_GC_START, jni);
+    event_init(&ev, JVMPI_EVENT_GC_START, env_id);
     event_post_all(&ev);
     for (size_t i = 0; i < n; i++) {
-        event_init(&ev, JVMPI_EVENT_OBJECT_FREE, jni);
+        event_init(&ev, JVMPI_EVENT_OBJECT_FREE, env_id);
         ev.u.obj_free.obj_id = ids_from_tag(ids[i]);
         event_post_all(&ev);
     }
     free(ids);
-    event_init(&ev, JVMPI_EVENT_GC_FINISH, jni);
+    event_init(&ev, JVMPI_EVENT_GC_FINISH, env_id);
     live_sum(&ev.u.gc_info.used_objects, &ev.u.gc_info.used_object_space);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
     atomic_store(&bracket_open, false);
     gate_open();
+    tl_posting_bracket = false;
+    return true;
+}
+
+/* The worker's task, one per collection. */
+static void gc_bracket(JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    /* DisableGC holds the bracket back for as long as it lasts (HotSpot deferred the GC);
+     * unlike event handlers, such a region does not wait for anything the bracket does. */
+    while (atomic_load(&gc_disable_depth) > 0 && !shim_quiet()) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (shim_quiet() || atomic_load(&gc_owed) == 0)
+        return; /* its bracket was posted inline already */
+    /* Newer JDKs may still be posting the collection's frees from the Service Thread. */
+    collect_frees(false);
+    for (int round = 0; round < 100 && !shim_quiet(); round++) {
+        /* A thread posting inline goes first: wait until it has (it may take this
+         * collection's bracket with it). */
+        while (atomic_load(&inline_waiters) > 0 && !shim_quiet()) {
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (!bracket_acquire(-1))
+            return;
+        bool done = shim_quiet() || atomic_load(&gc_owed) == 0 || post_bracket(jni, jni, true);
+        bracket_release();
+        if (done)
+            return;
+    }
+}
+
+void memory_deliver_frees(JNIEnv *jni, bool at_exit)
+{
+    if (jni == NULL || !gc_gate_active() || tl_posting_bracket)
+        return; /* asked inside GC_START..GC_FINISH: this bracket comes first anyway */
+    bool owed = atomic_load(&gc_owed) > 0;
+    if (!owed && frees_queued() == 0 && !at_exit)
+        return; /* the common case: one load and an uncontended lock */
+    /* DisableGC holds frees back (as HotSpot's GC lock held the collection back). */
+    bool disabled = atomic_load(&gc_disable_depth) > 0;
+    if (owed && !disabled)
+        collect_frees(true);
+    /* A worker still closing the gate for its bracket steps back (this thread may be in a
+     * handler, whose region would keep that gate from closing); one already posting is
+     * waited for, at most 2 s (its handlers may wait for a lock this thread holds). */
+    atomic_fetch_add(&inline_waiters, 1);
+    pthread_mutex_lock(&gate_lock);
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    bool mine = bracket_acquire(2000);
+    atomic_fetch_sub(&inline_waiters, 1);
+    if (!mine) {
+        log_warn("a GC bracket did not end within 2 s: %s before it", at_exit ? "JVM_SHUT_DOWN"
+                 : "an event that comes after the collection is posted");
+        return;
+    }
+    /* One bracket per collection not yet bracketed; the first carries the queued frees
+     * (frees that came late for a bracket already posted get one of their own). */
+    /* At exit the bracket names the worker thread, which posts brackets otherwise and is
+     * still alive: the exiting thread may already have had its THREAD_END (on JDK 25 the
+     * launcher's main thread ends, then returns as DestroyJavaVM to end the VM). */
+    JNIEnv *env_id = at_exit && worker_env() != NULL ? worker_env() : jni;
+    for (int i = 0; i < 64 && !disabled && may_post_bracket() &&
+                    (atomic_load(&gc_owed) > 0 || frees_queued() > 0); i++)
+        post_bracket(jni, env_id, false);
+    bracket_release();
 }
 
 static void JNICALL cb_gc_start(jvmtiEnv *jvmti)
@@ -806,8 +986,10 @@ static void JNICALL cb_gc_finish(jvmtiEnv *jvmti)
     /* In the GC: no JNI, no JVMTI. Only note it; the worker does the rest. */
     if (atomic_load(&in_hidden_gc))
         return;
-    if (gc_gate_active())
+    if (gc_gate_active()) {
+        atomic_fetch_add(&gc_owed, 1);
         worker_submit(gc_bracket, NULL);
+    }
 }
 
 /* Enabling OBJECT_ALLOC: interval 0, and a collection to retire every TLAB so that each

@@ -14,6 +14,12 @@ void gc_disable_enter(void);        /* DisableGC: a region that holds brackets b
 void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
 bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
+/* Before posting what comes after a collection (a dump an agent asked for,
+ * DATA_DUMP_REQUEST, JVM_SHUT_DOWN): post, on this thread, the GC bracket of every
+ * collection not bracketed yet, with every free JVMTI has for it, as HotSpot had posted
+ * them during the collection. Cheap when nothing is pending. at_exit: also wait for a
+ * bracket being posted elsewhere to end. */
+void memory_deliver_frees(JNIEnv *jni, bool at_exit);
 void memory_replay(JNIEnv *jni);
 /* The id of obj for an event about to name it; announces its class, and the object itself
  * if OBJECT_ALLOC is on and none was posted for it (definition before use). */

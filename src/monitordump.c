@@ -28,6 +28,7 @@
 #include "dumpcheck.h"
 #include "events.h"
 #include "ids.h"
+#include "memory.h"
 #include "rawmon.h"
 #include "threads.h"
 #include "report.h"
@@ -84,6 +85,9 @@ jint monitordump_request(struct instance *inst, void *arg)
         return JVMPI_FAIL;
     }
     jvmtiEnv *j = g_shim.jvmti;
+    /* Frees of a collection that has finished come before anything later (HotSpot posted
+     * them during the collection). */
+    memory_deliver_frees(jni, false);
     if ((*jni)->PushLocalFrame(jni, 64) != JNI_OK)
         return JVMPI_FAIL;
     struct world world;

@@ -22,6 +22,7 @@ static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
 static struct task *q_head, *q_tail;
 static bool q_stopped, q_started;
 static pthread_t worker_thread;
+static JNIEnv *_Atomic worker_jni;
 
 bool worker_submit(worker_fn fn, void *arg)
 {
@@ -47,6 +48,11 @@ bool worker_submit(worker_fn fn, void *arg)
     return true;
 }
 
+JNIEnv *worker_env(void)
+{
+    return atomic_load(&worker_jni);
+}
+
 bool worker_is_self(void)
 {
     return q_started && pthread_equal(pthread_self(), worker_thread);
@@ -57,6 +63,7 @@ static void JNICALL worker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     (void)jvmti;
     (void)arg;
     worker_thread = pthread_self();
+    atomic_store(&worker_jni, jni);
     shim_set_current_jni(jni);
     for (;;) {
         pthread_mutex_lock(&q_lock);

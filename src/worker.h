@@ -12,5 +12,6 @@ bool worker_submit(worker_fn fn, void *arg);
 void worker_start(JNIEnv *jni);     /* VMInit */
 void worker_stop(void);             /* VMDeath: drop what is queued, let the thread end */
 bool worker_is_self(void);
+JNIEnv *worker_env(void);  /* the worker's JNIEnv (its thread id for agents), or NULL */
 
 #endif

@@ -140,7 +140,6 @@ static int next_record(struct hcur *c, struct hrec *r)
         }                                                                                  \
     } while (0)
     switch (r->type) {
-    case JVMPI_GC_ROOT_UNKNOWN:
     case JVMPI_GC_ROOT_STICKY_CLASS:
     case JVMPI_GC_ROOT_MONITOR_USED:
         NEED(PTR, "truncated root");
@@ -148,8 +147,6 @@ static int next_record(struct hcur *c, struct hrec *r)
         return 1;
     case JVMPI_GC_ROOT_JNI_GLOBAL:
     case JVMPI_GC_ROOT_NATIVE_STACK:
-    case JVMPI_GC_ROOT_THREAD_BLOCK:
-    case JVMPI_GC_ROOT_THREAD_OBJ:
         NEED(2 * PTR, "truncated root");
         r->id = rd_ptr(c);
         r->id2 = rd_ptr(c);
@@ -558,9 +555,18 @@ void on_heap_dump(JVMPI_Event *ev)
     long undecoded = 0;
     if (!opt.binary) {
         io_printf("HEAP DUMP BEGIN (%zu objects, %lld bytes) %s\n", nobjs, bytes, io_date());
+        /* Thread objects: JVMPI dumps name none as roots (THREAD_OBJ was never emitted), so
+         * they come from the thread table THREAD_START filled, one per thread the dump's
+         * traces list. */
+        for (int i = 0; i < nt; i++) {
+            struct thr *th = thr_find(ti[i].env);
+            if (th != NULL && th->obj != NULL)
+                io_printf("ROOT %lx (kind=<thread>, id=%u, trace=%u)\n",
+                          (unsigned long)(uintptr_t)th->obj, th->serial,
+                          ti[i].cut ? ti[i].cut->serial : trace_empty()->serial);
+        }
         while (next_record(&w, &r) > 0) {
             unsigned long id = (unsigned long)r.id;
-            struct tinfo *t;
             switch (r.type) {
             case JVMPI_GC_ROOT_UNKNOWN:
                 io_printf("ROOT %lx (kind=<unknown>)\n", id);
@@ -592,12 +598,6 @@ void on_heap_dump(JVMPI_Event *ev)
                 break;
             case JVMPI_GC_ROOT_MONITOR_USED:
                 io_printf("ROOT %lx (kind=<busy monitor>)\n", id);
-                break;
-            case JVMPI_GC_ROOT_THREAD_OBJ:
-                t = tinfo_of(ti, nt, r.id2);
-                io_printf("ROOT %lx (kind=<thread>, id=%u, trace=%u)\n", id,
-                          thread_serial_of((JNIEnv *)(uintptr_t)r.id2),
-                          t && t->cut ? t->cut->serial : trace_empty()->serial);
                 break;
             case JVMPI_GC_CLASS_DUMP: {
                 struct cls *k = r.cls;
@@ -669,6 +669,15 @@ void on_heap_dump(JVMPI_Event *ev)
         io_printf("HEAP DUMP END\n");
     } else {
         uint64_t obj_id = object_class ? (uint64_t)(uintptr_t)object_class->id : 0;
+        for (int i = 0; i < nt; i++) { /* thread objects: from the thread table, as above */
+            struct thr *th = thr_find(ti[i].env);
+            if (th == NULL || th->obj == NULL)
+                continue;
+            buf_u1(&seg, HPROF_GC_ROOT_THREAD_OBJ);
+            buf_id(&seg, (uint64_t)(uintptr_t)th->obj);
+            buf_u4(&seg, th->serial);
+            buf_u4(&seg, ti[i].full ? ti[i].full->serial : trace_empty()->serial);
+        }
         while (next_record(&w, &r) > 0) {
             struct tinfo *t;
             switch (r.type) {
@@ -703,13 +712,6 @@ void on_heap_dump(JVMPI_Event *ev)
                 buf_u1(&seg, (unsigned)r.type);
                 buf_id(&seg, r.id);
                 buf_u4(&seg, thread_serial_of((JNIEnv *)(uintptr_t)r.id2));
-                break;
-            case JVMPI_GC_ROOT_THREAD_OBJ:
-                t = tinfo_of(ti, nt, r.id2);
-                buf_u1(&seg, HPROF_GC_ROOT_THREAD_OBJ);
-                buf_id(&seg, r.id);
-                buf_u4(&seg, thread_serial_of((JNIEnv *)(uintptr_t)r.id2));
-                buf_u4(&seg, t && t->full ? t->full->serial : trace_empty()->serial);
                 break;
             case JVMPI_GC_CLASS_DUMP:
                 write_class_bin(&r);

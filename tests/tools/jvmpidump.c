@@ -104,13 +104,10 @@ static void print_rec(void *ctx, const struct dump_record *r)
         return;
     }
     switch (r->type) {
-    case JVMPI_GC_ROOT_UNKNOWN: printf("ROOT UNKNOWN id=%#" PRIx64 "\n", r->id); break;
     case JVMPI_GC_ROOT_STICKY_CLASS: printf("ROOT STICKY_CLASS id=%#" PRIx64 "\n", r->id); break;
     case JVMPI_GC_ROOT_MONITOR_USED: printf("ROOT MONITOR_USED id=%#" PRIx64 "\n", r->id); break;
     case JVMPI_GC_ROOT_JNI_GLOBAL: printf("ROOT JNI_GLOBAL id=%#" PRIx64 " ref=%#" PRIx64 "\n", r->id, r->id2); break;
     case JVMPI_GC_ROOT_NATIVE_STACK: printf("ROOT NATIVE_STACK id=%#" PRIx64 " env=%#" PRIx64 "\n", r->id, r->id2); break;
-    case JVMPI_GC_ROOT_THREAD_BLOCK: printf("ROOT THREAD_BLOCK id=%#" PRIx64 " env=%#" PRIx64 "\n", r->id, r->id2); break;
-    case JVMPI_GC_ROOT_THREAD_OBJ: printf("ROOT THREAD_OBJ id=%#" PRIx64 " env=%#" PRIx64 "\n", r->id, r->id2); break;
     case JVMPI_GC_ROOT_JNI_LOCAL: printf("ROOT JNI_LOCAL id=%#" PRIx64 " env=%#" PRIx64 " frame=%d\n", r->id, r->id2, (int)r->u4); break;
     case JVMPI_GC_ROOT_JAVA_FRAME: printf("ROOT JAVA_FRAME id=%#" PRIx64 " env=%#" PRIx64 " frame=%d\n", r->id, r->id2, (int)r->u4); break;
     case JVMPI_GC_CLASS_DUMP: {

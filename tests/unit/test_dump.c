@@ -69,8 +69,7 @@ static void build_heap(struct dumpbuf *b, int level)
     db_u1(b, JVMPI_GC_ROOT_JNI_GLOBAL); put_id(b, 0x20); put_id(b, 0);
     db_u1(b, JVMPI_GC_ROOT_STICKY_CLASS); put_id(b, 0x1000);
     db_u1(b, JVMPI_GC_ROOT_MONITOR_USED); put_id(b, 0x28);
-    db_u1(b, JVMPI_GC_ROOT_THREAD_OBJ); put_id(b, 0x30); put_id(b, 0xe0);
-    db_u1(b, JVMPI_GC_ROOT_UNKNOWN); put_id(b, 0x38);
+    db_u1(b, JVMPI_GC_ROOT_NATIVE_STACK); put_id(b, 0x30); put_id(b, 0xe0);
     /* class 0x1000: 1 interface, 1 cp entry, statics int 5, ref 0x40, long -1 */
     db_u1(b, JVMPI_GC_CLASS_DUMP);
     put_id(b, 0x1000); put_id(b, 0x2000); put_id(b, 0); put_id(b, 0); put_id(b, 0); put_id(b, 0); put_id(b, 0);
@@ -100,20 +99,22 @@ static void test_heap_walk(void)
         char msg[200] = "";
         int rc = dump_walk_heap(b.p, b.len, level, lookup, NULL, collect, &s, &bad, msg, sizeof msg);
         CHECK(rc == 0, "level %d walk: %s at %zu", level, msg, bad);
-        CHECK_EQ_INT(s.n, 11);
+        CHECK_EQ_INT(s.n, 10);
         CHECK_EQ_INT(s.types[0], JVMPI_GC_ROOT_JAVA_FRAME);
         CHECK_EQ_INT(s.last[0].u4, 3);
-        CHECK_EQ_INT(s.types[7], JVMPI_GC_CLASS_DUMP);
-        CHECK_EQ_INT(s.last[7].u4, 24);
-        CHECK_EQ_INT(s.last[7].id2, 0x2000);
-        CHECK_EQ_INT(s.types[8], JVMPI_GC_INSTANCE_DUMP);
-        CHECK_EQ_INT(s.last[8].data_len, level >= 2 ? 12 : 8);
-        CHECK_EQ_INT(s.types[9], JVMPI_GC_OBJ_ARRAY_DUMP);
-        CHECK_EQ_INT(s.last[9].u4, 2);
-        CHECK_EQ_INT(s.types[10], JVMPI_GC_PRIM_ARRAY_DUMP);
-        CHECK_EQ_INT(s.last[10].elem_type, JVMPI_INT);
+        CHECK_EQ_INT(s.types[5], JVMPI_GC_ROOT_NATIVE_STACK);
+        CHECK_EQ_INT(s.last[5].id2, 0xe0);
+        CHECK_EQ_INT(s.types[6], JVMPI_GC_CLASS_DUMP);
+        CHECK_EQ_INT(s.last[6].u4, 24);
+        CHECK_EQ_INT(s.last[6].id2, 0x2000);
+        CHECK_EQ_INT(s.types[7], JVMPI_GC_INSTANCE_DUMP);
+        CHECK_EQ_INT(s.last[7].data_len, level >= 2 ? 12 : 8);
+        CHECK_EQ_INT(s.types[8], JVMPI_GC_OBJ_ARRAY_DUMP);
+        CHECK_EQ_INT(s.last[8].u4, 2);
+        CHECK_EQ_INT(s.types[9], JVMPI_GC_PRIM_ARRAY_DUMP);
+        CHECK_EQ_INT(s.last[9].elem_type, JVMPI_INT);
         if (level == 2)
-            CHECK(s.last[10].data[3] == 7 && s.last[10].data[11] == 9, "int elements big-endian");
+            CHECK(s.last[9].data[3] == 7 && s.last[9].data[11] == 9, "int elements big-endian");
 
         /* Every truncation is caught, at the record it cuts. */
         int caught = 0;
@@ -123,14 +124,14 @@ static void test_heap_walk(void)
                 badoff < cut)
                 caught++;
         }
-        /* A cut exactly at a record boundary is a shorter valid dump: 10 of them. */
-        CHECK_EQ_INT(caught, (int)b.len - 1 - 10);
+        /* A cut exactly at a record boundary is a shorter valid dump: 9 of them. */
+        CHECK_EQ_INT(caught, (int)b.len - 1 - 9);
 
         /* A wrong INSTANCE_DUMP length desynchronises: reported, not read past the end. */
-        size_t off = s.last[8].offset + 1 + 2 * sizeof(void *);
+        size_t off = s.last[7].offset + 1 + 2 * sizeof(void *);
         b.p[off + 3] += 200;
         rc = dump_walk_heap(b.p, b.len, level, lookup, NULL, NULL, NULL, &bad, msg, sizeof msg);
-        CHECK(rc != 0 && bad == s.last[8].offset, "bad instance length at %zu (%s)", bad, msg);
+        CHECK(rc != 0 && bad == s.last[7].offset, "bad instance length at %zu (%s)", bad, msg);
         db_free(&b);
     }
     /* Unknown class in a CLASS_DUMP */
@@ -150,6 +151,31 @@ static void test_heap_walk(void)
     CHECK(dump_walk_heap(b.p, b.len, 2, lookup, NULL, NULL, NULL, &bad, msg, sizeof msg) != 0 && bad == 0,
           "unknown record type at 0");
     db_free(&b);
+}
+
+/* Root kinds HotSpot never emitted (UNKNOWN, THREAD_BLOCK, THREAD_OBJ) and other unknown
+ * kinds are malformed, reported at the offset of their record. */
+static void test_heap_foreign_roots(void)
+{
+    static const int kinds[] = {JVMPI_GC_ROOT_UNKNOWN, JVMPI_GC_ROOT_THREAD_BLOCK,
+                                JVMPI_GC_ROOT_THREAD_OBJ, 0x09, 0x00};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        for (int level = 1; level <= 2; level++) {
+            struct dumpbuf b;
+            db_init(&b, 64);
+            db_u1(&b, JVMPI_GC_ROOT_STICKY_CLASS); put_id(&b, 0x1000);
+            size_t at = b.len;
+            db_u1(&b, (uint8_t)kinds[k]); put_id(&b, 0x30); put_id(&b, 0xe0);
+            db_u1(&b, JVMPI_GC_ROOT_MONITOR_USED); put_id(&b, 0x28);
+            size_t bad = 99;
+            char msg[200] = "";
+            int rc = dump_walk_heap(b.p, b.len, level, lookup, NULL, NULL, NULL, &bad, msg,
+                                    sizeof msg);
+            CHECK(rc == -1, "root kind %#x at level %d accepted", kinds[k], level);
+            CHECK_EQ_INT(bad, at);
+            db_free(&b);
+        }
+    }
 }
 
 static void test_level0(void)
@@ -200,6 +226,7 @@ int main(void)
 {
     test_encoding();
     test_heap_walk();
+    test_heap_foreign_roots();
     test_level0();
     test_monitor();
     return UNIT_END();
