@@ -172,7 +172,7 @@ static void unwind_constructors(JNIEnv *jni)
 /* Common entry of every hook: NULL if nothing is to be posted. */
 static inline struct probe *probe_begin(jint id)
 {
-    if (tl_in_probe || shim_quiet())
+    if (tl_in_probe || shim_quiet() || shim_own_java())
         return NULL;
     return probe_at(id);
 }
@@ -499,7 +499,9 @@ static void update_pass(void)
          * loaders on this thread: that is the shim's work, not the program's. */
         int saved = tl_in_probe;
         tl_in_probe = 1;
+        shim_own_java_begin();
         retransform_all();
+        shim_own_java_end();
         tl_in_probe = saved;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         applied = f;

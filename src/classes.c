@@ -358,7 +358,9 @@ static void ensure_linked(JNIEnv *jni, jclass cls)
         return;
     jclass cc = (*jni)->GetObjectClass(jni, cls);
     jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    shim_own_java_begin(); /* the Field[] and whatever linking loads are the shim's */
     jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m) : NULL;
+    shim_own_java_end();
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state */
     if (r)
@@ -538,7 +540,9 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
                 jclass cc = (*jni)->GetObjectClass(jni, cls);
                 jmethodID gct = (*jni)->GetMethodID(jni, cc, "getComponentType",
                                                     "()Ljava/lang/Class;");
+                shim_own_java_begin();
                 jobject elem = gct ? (*jni)->CallObjectMethod(jni, cls, gct) : NULL;
+                shim_own_java_end();
                 if ((*jni)->ExceptionCheck(jni))
                     (*jni)->ExceptionClear(jni);
                 if (elem != NULL) {
@@ -579,7 +583,8 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
-    if (shim_quiet())
+    /* A class the shim's own Java work prepares is announced on first use instead. */
+    if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti;
     (void)thread;

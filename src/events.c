@@ -48,6 +48,7 @@ struct flight {
 };
 static _Atomic(struct flight *) flights;
 static _Thread_local struct flight *tl_flight;
+_Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
 static pthread_key_t flight_key;
 static pthread_once_t flight_once = PTHREAD_ONCE_INIT;
 static bool asym; /* membarrier registered: in-flight counts are plain stores */

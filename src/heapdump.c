@@ -775,7 +775,9 @@ static void prim_mirrors(struct walk *w)
     }
     for (int i = 0; i < 9; i++) {
         jstring n = (*jni)->NewStringUTF(jni, names[i]);
+        shim_own_java_begin();
         jobject c = n ? (*jni)->CallStaticObjectMethod(jni, ccl, m, n) : NULL;
+        shim_own_java_end();
         if ((*jni)->ExceptionCheck(jni))
             (*jni)->ExceptionClear(jni);
         if (n)

@@ -15,6 +15,7 @@ void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
 bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
 void memory_replay(JNIEnv *jni);
+void memory_preload(JNIEnv *jni); /* VMInit, before JVM_OnLoad: what GC_FINISH calls */
 /* The id of obj for an event about to name it; announces its class, and the object itself
  * if OBJECT_ALLOC is on and none was posted for it (definition before use). */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj);

@@ -154,7 +154,7 @@ void methods_post_instruction(JNIEnv *jni, jmethodID m, JVMPI_Event *ev)
 static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
 {
     (void)jvmti; (void)thread;
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     /* Inside a JVMTI callback the method's own frame is at depth 0. */
     methods_post_entry(jni, m, NULL, false, 0);
@@ -164,7 +164,7 @@ static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                    jboolean by_exception, jvalue rv)
 {
     (void)jvmti; (void)thread; (void)by_exception; (void)rv;
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     methods_post_exit(jni, m);
 }

@@ -126,6 +126,18 @@ static inline bool shim_quiet(void)
     return atomic_load_explicit(&g_shim.phase, memory_order_relaxed) >= PHASE_SHUTTING;
 }
 
+/* The shim's own Java work (the worker thread, linking a class before announcing it,
+ * retransforming, reading the heap capacity) must produce no JVMPI event: an agent that
+ * holds its one lock across a GC bracket would otherwise get an OBJECT_ALLOC or CLASS_LOAD
+ * on the bracket thread, inside the bracket. While a thread's depth is above 0, the JVMTI
+ * callbacks on that thread (allocation, class load and prepare, class file hook, monitor
+ * and method events, probes) return at once. The shim's own explicit posts on such a
+ * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected. Defined in events.c. */
+extern _Thread_local int shim_own_java_depth;
+static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
+static inline void shim_own_java_begin(void) { shim_own_java_depth++; }
+static inline void shim_own_java_end(void) { shim_own_java_depth--; }
+
 /* ---- loader.c ---- */
 /* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */
 jint loader_open(struct instance *inst);

@@ -58,6 +58,9 @@ static void JNICALL worker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     (void)arg;
     worker_thread = pthread_self();
     shim_set_current_jni(jni);
+    /* Everything the worker runs is the shim's own work: its allocations, class loads and
+     * monitor events post nothing (shim_own_java); it posts only what its tasks post. */
+    shim_own_java_begin();
     for (;;) {
         pthread_mutex_lock(&q_lock);
         while (q_head == NULL && !q_stopped)
