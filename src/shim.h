@@ -64,6 +64,7 @@ struct instance {
     struct shim_options opts;
     void *dl;                                   /* dlopen handle of the agent */
     char *resolved_path;                        /* where the agent was found */
+    bool deepbind;                              /* loaded RTLD_DEEPBIND: its exports collided */
     void *lib_base;                             /* its load address (dladdr), to know its calls */
     jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);
     JVMPI_Interface iface;                      /* the table the agent sees and writes */
