@@ -306,6 +306,11 @@ static void *const hook_fns[CF_HOOK_COUNT] = {
     [CF_HOOK_EXIT_THROW] = (void *)h_exitThrow,
 };
 
+jclass bci_hook_class(void)
+{
+    return hook_cls;
+}
+
 bool bci_is_hook_method(jmethodID m)
 {
     if (!started)
@@ -677,5 +682,6 @@ bool bci_available(void) { return false; }
 bool bci_start(JNIEnv *jni) { (void)jni; return false; }
 void bci_update(void) {}
 bool bci_is_hook_method(jmethodID m) { (void)m; return false; }
+jclass bci_hook_class(void) { return NULL; }
 void bci_stop(void) {}
 #endif

@@ -372,6 +372,9 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
         return;
+    jclass hook = bci_hook_class(); /* the probe class is the shim's: never announced */
+    if (hook != NULL && cls != NULL && (*jni)->IsSameObject(jni, cls, hook))
+        return;
     bool any = false;
     for (int i = 0; i < g_shim.ninst && !any; i++)
         any = event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD) &&

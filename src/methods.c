@@ -175,7 +175,8 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_siz
                                      const void *code_addr, jint map_length,
                                      const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-    if (shim_quiet())
+    /* The probe class's natives are the shim's: HotSpot had no such methods. */
+    if (shim_quiet() || bci_is_hook_method(m))
         return;
     (void)jvmti; (void)compile_info;
     JNIEnv *jni = shim_current_jni();

@@ -21,6 +21,7 @@
 #include "classes.h"
 #include "threads.h"
 #include "report.h"
+#include "worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -297,8 +298,11 @@ size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
     size_t n = HASH_COUNT(by_env), i = 0;
     struct thread_rec **v = calloc(n ? n : 1, sizeof *v);
     struct thread_rec *r, *tmp;
+    JNIEnv *hidden = worker_env(); /* the shim's own thread is not in the dumps */
     if (v != NULL)
         HASH_ITER(hh, by_env, r, tmp) {
+            if (hidden != NULL && r->env == hidden)
+                continue;
             atomic_fetch_add(&r->refs, 1);
             v[i++] = r;
         }
@@ -606,6 +610,8 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
 /* Post THREAD_START for r to every instance that enabled it and has not had it. */
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
 {
+    if ((r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref))
+        return; /* the shim's own thread is hidden, as HotSpot hid its internal threads */
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
@@ -658,7 +664,7 @@ void threads_replay(JNIEnv *jni)
 
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
 {
-    if (r->end_posted)
+    if (r->end_posted || (r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref))
         return;
     r->end_posted = true;
     for (int i = 0; i < g_shim.ninst; i++) {
