@@ -381,6 +381,11 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
               !(atomic_load(&r->announced) & (1u << i));
     if (!any)
         return;
+    /* Another thread waits at the start gate before claiming the class, not after: a claim
+     * held while parked there would make the init thread's replay wait for it in vain and
+     * then name the class before its CLASS_LOAD (seen under -Xcomp: a COMPILED_METHOD_LOAD
+     * of a java.lang.Thread method). */
+    events_gate_wait();
     ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
