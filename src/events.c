@@ -461,7 +461,11 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     bool region = !requested && gc_gate_active();
     if (region)
         gc_gate_enter_at(slot);
+    /* What the agent's handler does is the agent's, not the shim's, even on the worker. */
+    int own = shim_own_java_depth;
+    shim_own_java_depth = 0;
     notify(ev);
+    shim_own_java_depth = own;
     if (region)
         gc_gate_exit_at(slot);
     if (fl != NULL)

@@ -133,7 +133,9 @@ static inline bool shim_quiet(void)
  * on the bracket thread, inside the bracket. While a thread's depth is above 0, the JVMTI
  * callbacks on that thread (allocation, class load and prepare, class file hook, monitor
  * and method events, probes) return at once. The shim's own explicit posts on such a
- * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected. Defined in events.c. */
+ * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected, and the agent's
+ * handler runs with the depth at 0 (event_post): what it does is the agent's. Defined in
+ * events.c. */
 extern _Thread_local int shim_own_java_depth;
 static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
 static inline void shim_own_java_begin(void) { shim_own_java_depth++; }

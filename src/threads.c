@@ -36,6 +36,7 @@ static char ended_mark; /* its address, in JVMTI thread-local storage: "ThreadEn
 
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
+static bool hidden_thread(JNIEnv *jni, struct thread_rec *r);
 
 static jfieldID fid_eetop;
 static intptr_t env_offset;
@@ -205,7 +206,7 @@ void threads_on_start(JNIEnv *jni, jthread t)
     threads_release(r);
     /* JVMTI also posts ThreadStart for main after VMInit: the announced bits make the
      * replayed THREAD_START the only one. */
-    if (atomic_load(&g_shim.phase) >= PHASE_STARTING)
+    if (atomic_load(&g_shim.phase) >= PHASE_STARTING && !hidden_thread(jni, r))
         announce(jni, r, 0);
 }
 
@@ -607,11 +608,18 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
     tnames_free(&n);
 }
 
+/* The shim's own thread is hidden, as HotSpot hid its internal threads: no THREAD_START
+ * at its start nor in the replay. Only an event it posts itself (a GC bracket, OBJECT_FREE,
+ * CLASS_UNLOAD) announces it, through threads_announce_self, so that no event names a
+ * thread the agent was never told of. */
+static bool hidden_thread(JNIEnv *jni, struct thread_rec *r)
+{
+    return (r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref);
+}
+
 /* Post THREAD_START for r to every instance that enabled it and has not had it. */
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
 {
-    if ((r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref))
-        return; /* the shim's own thread is hidden, as HotSpot hid its internal threads */
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
@@ -655,7 +663,7 @@ void threads_replay(JNIEnv *jni)
         }
     pthread_mutex_unlock(&reg_lock);
     for (size_t i = 0; i < n; i++) {
-        if (!v[i]->ended)
+        if (!v[i]->ended && !hidden_thread(jni, v[i]))
             announce(jni, v[i], 0);
         threads_release(v[i]);
     }
@@ -664,7 +672,7 @@ void threads_replay(JNIEnv *jni)
 
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
 {
-    if (r->end_posted || (r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref))
+    if (r->end_posted || hidden_thread(jni, r))
         return;
     r->end_posted = true;
     for (int i = 0; i < g_shim.ninst; i++) {
