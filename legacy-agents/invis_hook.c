@@ -18,6 +18,7 @@
  *     JVM_SHUT_DOWN handler, as HPROF wrote its dump at exit) or of the OBJECT_DUMP of each
  *     class the level-2 dump holds; and a thread in a dump (the env of a JAVA_FRAME,
  *     JNI_LOCAL or NATIVE_STACK root, or of a trace) that had no THREAD_START.
+ * INVIS_HOOK_HEX=1 in the environment prints the bytes around a hit.
  * Output: "invis_hook: FAIL ..." per violation; "invis_hook: hook id=..." and at the end
  * "invis_hook: done entries=E traced=T samples=S compiled=C dumps=D objdumps=O fails=F".
  */
@@ -142,11 +143,6 @@ static unsigned char *dump_copy;
 static size_t dump_len;
 static int dump_level;
 
-static uint32_t be4(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void scan_for_hook(const unsigned char *p, size_t n, const char *what)
 {
     if (hook_id == NULL)
@@ -239,7 +235,6 @@ static void on_heap_dump(JVMPI_Event *ev)
             FAIL("%s: a trace of thread %p, which had no THREAD_START", what, (void *)t->env_id);
         check_trace(t, what);
     }
-    (void)be4;
 }
 
 /* ---- events ---- */

@@ -10,6 +10,8 @@
  * JVM_INIT_DONE, JVM_SHUT_DOWN. Option "late": COMPILED_METHOD_LOAD is enabled instead from
  * a system thread 300 ms after JVM_INIT_DONE, while methods are being compiled (the shim
  * then replays what was compiled before).
+ * For the first 3 methods of an unknown class it asks RequestEvent(CLASS_LOAD) to print
+ * which class it was ("jit: requested CLASS_LOAD NAME id=...").
  * Output: "jit: FAIL ..." and "jit: done loads=N bodies=B dups=D unknown_class=U fails=F".
  */
 #include <jvmpi.h>
