@@ -64,7 +64,7 @@ have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsign
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
 .PHONY: all check check-modes unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
 
 $(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
@@ -152,5 +152,9 @@ $(B)/tools/libbcitest.so: tests/tools/bcitest.c src/classfile.c src/classfile.h
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Isrc $(JNI_INC) -o $@ tests/tools/bcitest.c src/classfile.c
 
 # Dump decoder for tests and people (shares the shim's decoder).
+$(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
+	@mkdir -p $(B)/tools
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread $(JNI_INC) -o $@ tests/tools/cmlgen.c
+
 $(B)/jvmpidump: tests/tools/jvmpidump.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Isrc $(JNI_INC) -o $@ tests/tools/jvmpidump.c src/dumpcheck.c

@@ -185,7 +185,12 @@ static bool start_agents(JNIEnv *jni)
 
     threads_init_live(jni);
     jniref_install_always();
+    /* The shim's own Java set-up, before any agent listens: what the worker and the probes
+     * need later is loaded and linked now, and posts nothing (shim_own_java). */
+    shim_own_java_begin();
+    memory_preload(jni);
     bci_start(jni);
+    shim_own_java_end();
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
             return false;

@@ -172,7 +172,7 @@ static void unwind_constructors(JNIEnv *jni)
 /* Common entry of every hook: NULL if nothing is to be posted. */
 static inline struct probe *probe_begin(jint id)
 {
-    if (tl_in_probe || shim_quiet())
+    if (tl_in_probe || shim_quiet() || shim_own_java())
         return NULL;
     return probe_at(id);
 }
@@ -305,6 +305,11 @@ static void *const hook_fns[CF_HOOK_COUNT] = {
     [CF_HOOK_INSN_OBJ] = (void *)h_insnObj,   [CF_HOOK_INSN_OBJ2] = (void *)h_insnObj2,
     [CF_HOOK_EXIT_THROW] = (void *)h_exitThrow,
 };
+
+jclass bci_hook_class(void)
+{
+    return hook_cls;
+}
 
 bool bci_is_hook_method(jmethodID m)
 {
@@ -499,7 +504,9 @@ static void update_pass(void)
          * loaders on this thread: that is the shim's work, not the program's. */
         int saved = tl_in_probe;
         tl_in_probe = 1;
+        shim_own_java_begin();
         retransform_all();
+        shim_own_java_end();
         tl_in_probe = saved;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         applied = f;
@@ -675,5 +682,6 @@ bool bci_available(void) { return false; }
 bool bci_start(JNIEnv *jni) { (void)jni; return false; }
 void bci_update(void) {}
 bool bci_is_hook_method(jmethodID m) { (void)m; return false; }
+jclass bci_hook_class(void) { return NULL; }
 void bci_stop(void) {}
 #endif

@@ -18,6 +18,9 @@ void bci_update(void);
 #define BCI_NATIVE_PREFIX "$$jvmpi$$"
 /* Is m one of the hook methods? (Stack traces hide their frame.) */
 bool bci_is_hook_method(jmethodID m);
+/* The probe class java.lang.JvmpiShimHook (a global ref), or NULL: never shown to agents
+ * (CLASS_LOAD, COMPILED_METHOD_LOAD, dumps). */
+jclass bci_hook_class(void);
 /* Shutdown: hooks become no-ops. */
 void bci_stop(void);
 

@@ -355,7 +355,9 @@ static void ensure_linked(JNIEnv *jni, jclass cls)
         return;
     jclass cc = (*jni)->GetObjectClass(jni, cls);
     jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    shim_own_java_begin(); /* the Field[] and whatever linking loads are the shim's */
     jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m) : NULL;
+    shim_own_java_end();
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state */
     if (r)
@@ -367,12 +369,20 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
         return;
+    jclass hook = bci_hook_class(); /* the probe class is the shim's: never announced */
+    if (hook != NULL && cls != NULL && (*jni)->IsSameObject(jni, cls, hook))
+        return;
     bool any = false;
     for (int i = 0; i < g_shim.ninst && !any; i++)
         any = event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD) &&
               !(atomic_load(&r->announced) & (1u << i));
     if (!any)
         return;
+    /* Another thread waits at the start gate before claiming the class, not after: a claim
+     * held while parked there would make the init thread's replay wait for it in vain and
+     * then name the class before its CLASS_LOAD (seen under -Xcomp: a COMPILED_METHOD_LOAD
+     * of a java.lang.Thread method). */
+    events_gate_wait();
     ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -535,7 +545,9 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
                 jclass cc = (*jni)->GetObjectClass(jni, cls);
                 jmethodID gct = (*jni)->GetMethodID(jni, cc, "getComponentType",
                                                     "()Ljava/lang/Class;");
+                shim_own_java_begin();
                 jobject elem = gct ? (*jni)->CallObjectMethod(jni, cls, gct) : NULL;
+                shim_own_java_end();
                 if ((*jni)->ExceptionCheck(jni))
                     (*jni)->ExceptionClear(jni);
                 if (elem != NULL) {
@@ -577,7 +589,8 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
     natives_class_prepare(jni, cls); /* even after ProfilerExit: the application runs on */
-    if (shim_quiet())
+    /* A class the shim's own Java work prepares is announced on first use instead. */
+    if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti;
     (void)thread;

@@ -48,6 +48,7 @@ struct flight {
 };
 static _Atomic(struct flight *) flights;
 static _Thread_local struct flight *tl_flight;
+_Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
 static pthread_key_t flight_key;
 static pthread_once_t flight_once = PTHREAD_ONCE_INIT;
 static bool asym; /* membarrier registered: in-flight counts are plain stores */
@@ -472,9 +473,13 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     if (region)
         gc_gate_enter_at(slot);
     /* The migration report's view: what this thread delivers (for a crash record), and
-     * the handler's time; both only while a report was asked for. */
+     * the handler's time; both only while a report was asked for. What the agent's handler
+     * does is the agent's, not the shim's, even on the worker. */
     struct report_saved rs = report_event_begin(inst->slot, t);
+    int own = shim_own_java_depth;
+    shim_own_java_depth = 0;
     notify(ev);
+    shim_own_java_depth = own;
     report_event_end(rs, inst->slot, t);
     if (region)
         gc_gate_exit_at(slot);

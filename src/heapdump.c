@@ -45,6 +45,8 @@
 #include "memory.h"
 #include "threads.h"
 #include "report.h"
+#include "bci.h"
+#include "worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +141,7 @@ struct walk {
     jint n_ifaces, ifaces_cap;
     struct dumpbuf cp;          /* constant pool entries of the class being assembled */
     jint n_cp;
+    jlong hook_id;              /* the probe class's id: left out of the dump */
     /* Array lengths: JVMTI gives an object's length only where it is a referee, and an
      * array's record is written when it is the referrer. id -> length, open addressing. */
     jlong *len_ids;
@@ -776,7 +779,9 @@ static void prim_mirrors(struct walk *w)
     }
     for (int i = 0; i < 9; i++) {
         jstring n = (*jni)->NewStringUTF(jni, names[i]);
+        shim_own_java_begin();
         jobject c = n ? (*jni)->CallStaticObjectMethod(jni, ccl, m, n) : NULL;
+        shim_own_java_end();
         if ((*jni)->ExceptionCheck(jni))
             (*jni)->ExceptionClear(jni);
         if (n)
@@ -842,6 +847,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
                            jlong *tag_ptr, jlong *referrer_tag_ptr, jint length, void *ud)
 {
     struct walk *w = ud;
+    if (w->hook_id != 0 && (*tag_ptr & TAG_ID_MASK) == w->hook_id)
+        return 0; /* the probe class: not shown, not followed */
     jlong id = tag_or_new(w, tag_ptr, class_tag, size);
     if (length >= 0)
         len_put(w, id, length); /* the referee is an array: its record needs the length */
@@ -861,6 +868,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
         switch (kind) {
         case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
             env = thread_env(w, info->stack_local.thread_tag, &frames);
+            if (env != NULL && env == worker_env())
+                break; /* the shim's own thread is not shown */
             db_u1(&w->thread_roots, JVMPI_GC_ROOT_JAVA_FRAME);
             put_id(&w->thread_roots, id);
             db_ptr(&w->thread_roots, env);
@@ -868,6 +877,8 @@ static jint JNICALL ref_cb(jvmtiHeapReferenceKind kind, const jvmtiHeapReference
             break;
         case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
             env = thread_env(w, info->jni_local.thread_tag, &frames);
+            if (env != NULL && env == worker_env())
+                break;
             db_u1(&w->thread_roots, JVMPI_GC_ROOT_JNI_LOCAL);
             put_id(&w->thread_roots, id);
             db_ptr(&w->thread_roots, env);
@@ -1126,6 +1137,19 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     w.single = single != NULL;
     w.gen = 1;
     w.announce = memory_alloc_complete();
+    /* The probe class is the shim's: its mirror, the roots and constant-pool entries that
+     * name it, are left out of every dump (HotSpot had no such class). Its tag, if it has
+     * none yet, carries no "allocated" flag: it is never announced nor freed. */
+    jclass hook = bci_hook_class();
+    if (hook != NULL) {
+        jlong t = 0;
+        if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, hook, &t) == JVMTI_ERROR_NONE && t == 0) {
+            t = ids_new_tag(0, 0);
+            if ((*g_shim.jvmti)->SetTag(g_shim.jvmti, hook, t) != JVMTI_ERROR_NONE)
+                t = 0;
+        }
+        w.hook_id = t & TAG_ID_MASK;
+    }
     db_init(&w.thread_roots, 4096);
     db_init(&w.other_roots, 4096);
     db_init(&w.objs, single ? 4096 : 1 << 20);

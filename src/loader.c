@@ -14,8 +14,12 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +101,112 @@ static bool shim_dir(char *buf, size_t len)
     return true;
 }
 
+/* ---- symbol collisions ----
+ * The launcher loads libjvm RTLD_GLOBAL, and JDK 25's libjvm exports functions with short
+ * common names (threads, events, debug, verify, find, help, flush, ...). An agent's own
+ * reference to an exported global of the same name (a C agent's non-static "threads"
+ * table) binds to the first definition in the global scope: libjvm's, so the agent writes
+ * into the JVM's code. RTLD_DEEPBIND makes the agent's own definitions win, but it also
+ * binds the agent's malloc/free to libc's ahead of an allocator preloaded into the JVM.
+ * So the shim uses it only when a collision exists: it reads the agent's defined global
+ * symbols from its .dynsym and asks dlsym(RTLD_DEFAULT) for each. Weak definitions (C++
+ * template instances) and the names every shared object defines are not collisions. */
+
+static bool ordinary_export(const char *n)
+{
+    static const char *const every_so[] = {"_init", "_fini", "_edata", "_end", "__bss_start",
+                                           "JVM_OnLoad", "JVM_OnUnload", NULL};
+    for (int i = 0; every_so[i]; i++)
+        if (strcmp(n, every_so[i]) == 0)
+            return true;
+    return n[0] == '\0';
+}
+
+/* The agent's exported names already defined in the global scope, comma-separated into
+ * out (truncated); returns how many. 0 if the file is not a readable ELF64 object. */
+static int symbol_collisions(const char *path, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return 0;
+    }
+    size_t size = (size_t)st.st_size;
+    const unsigned char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    int n = 0;
+    size_t used = 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
+        eh->e_shoff > size || (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+        goto done;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (unsigned s = 0; s < eh->e_shnum; s++) {
+        if (sh[s].sh_type != SHT_DYNSYM || sh[s].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[s].sh_link];
+        if (sh[s].sh_offset > size || sh[s].sh_size > size - sh[s].sh_offset ||
+            str->sh_offset > size || str->sh_size > size - str->sh_offset || str->sh_size == 0)
+            break;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[s].sh_offset);
+        const char *strtab = (const char *)(m + str->sh_offset);
+        size_t count = sh[s].sh_size / sizeof(Elf64_Sym);
+        for (size_t i = 1; i < count; i++) {
+            unsigned type = ELF64_ST_TYPE(sym[i].st_info);
+            if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym[i].st_info) != STB_GLOBAL ||
+                ELF64_ST_VISIBILITY(sym[i].st_other) != STV_DEFAULT ||
+                (type != STT_OBJECT && type != STT_FUNC && type != STT_COMMON &&
+                 type != STT_TLS && type != STT_GNU_IFUNC) ||
+                sym[i].st_name >= str->sh_size)
+                continue;
+            const char *name = strtab + sym[i].st_name;
+            if (memchr(name, '\0', str->sh_size - sym[i].st_name) == NULL || ordinary_export(name))
+                continue;
+            if (dlsym(RTLD_DEFAULT, name) == NULL)
+                continue;
+            n++;
+            int w = snprintf(out + used, outlen - used, "%s%s", used ? ", " : "", name);
+            if (w > 0 && (size_t)w < outlen - used)
+                used += (size_t)w;
+        }
+        break;
+    }
+done:
+    munmap((void *)m, size);
+    return n;
+}
+
+/* dlopen an agent image: RTLD_DEEPBIND only if its exports collide (see above). */
+static void *dlopen_agent(struct instance *inst, const char *path)
+{
+    char names[1024];
+    int n = symbol_collisions(path, names, sizeof names);
+    int deep = 0;
+    if (n > 0) {
+        static bool warned;
+        deep = RTLD_DEEPBIND;
+        if (!warned) {
+            warned = true;
+            log_warn("a legacy agent exports global names that the JVM process already "
+                     "defines (JDK 25's libjvm exports threads, events, debug, ...): it is "
+                     "loaded with RTLD_DEEPBIND so that its own definitions win; its malloc "
+                     "and free then bind to libc's, ahead of any allocator preloaded into "
+                     "the JVM");
+        }
+        log_info("agent %d: %s: %d exported name%s already defined in the process: %s",
+                 inst->slot, path, n, n == 1 ? "" : "s", names);
+    }
+    inst->deepbind = n > 0;
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL | deep);
+}
+
 static void *open_path(struct instance *inst, const char *path, char *why, size_t whylen)
 {
     struct stat st;
@@ -109,7 +219,7 @@ static void *open_path(struct instance *inst, const char *path, char *why, size_
         return NULL;
     }
     dlerror();
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen_agent(inst, path);
     if (h == NULL) {
         const char *e = dlerror();
         snprintf(why, whylen, "%s", e ? e : "dlopen failed");
@@ -150,7 +260,7 @@ static void *open_private_copy(struct instance *inst, char *why, size_t whylen)
     void *h = NULL;
     if (ok) {
         dlerror();
-        h = dlopen(tmpl, RTLD_NOW | RTLD_LOCAL);
+        h = dlopen_agent(inst, tmpl);
         if (h == NULL)
             snprintf(why, whylen, "%s", dlerror());
     } else {
@@ -179,6 +289,20 @@ jint loader_open(struct instance *inst)
         snprintf(lib, sizeof lib, "lib%s.so", name);
         dlerror();
         h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        struct link_map *lm = NULL;
+        char found[4096];
+        if (h != NULL && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL && lm->l_name &&
+            lm->l_name[0] == '/' && strlen(lm->l_name) < sizeof found) {
+            /* dlopen's own search found it; only now is its file known. If its exports
+             * collide, load it again with RTLD_DEEPBIND. No agent code has run but its
+             * constructors, which then run a second time. */
+            snprintf(found, sizeof found, "%s", lm->l_name);
+            char names[8];
+            if (symbol_collisions(found, names, sizeof names) > 0) {
+                dlclose(h);
+                h = dlopen_agent(inst, found);
+            }
+        }
         if (h != NULL) {
             inst->resolved_path = strdup(lib);
         } else {

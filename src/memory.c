@@ -343,7 +343,7 @@ static bool may_be_swept(void)
 static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject obj, jclass cls, jlong size)
 {
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     (void)thread;
     if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
@@ -743,7 +743,14 @@ static void flush_frees(bool always)
                 LOG_INFO, "FollowReferences to collect pending ObjectFree events");
 }
 
-static jlong heap_capacity(JNIEnv *jni)
+/* Runtime.getRuntime() and totalMemory(), resolved and called once at VMInit before any
+ * agent listens (memory_preload), so that a bracket reads the heap capacity without loading
+ * or linking anything: the bracket's thread must post nothing between GC_START and
+ * GC_FINISH (and the worker, being the shim's own, posts nothing of its own anyway). */
+static jobject runtime_obj;     /* global ref */
+static jmethodID runtime_total;
+
+void memory_preload(JNIEnv *jni)
 {
     jclass rt = (*jni)->FindClass(jni, "java/lang/Runtime");
     jmethodID get = rt ? (*jni)->GetStaticMethodID(jni, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
@@ -753,7 +760,28 @@ static jlong heap_capacity(JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
         r = NULL;
     }
-    jlong v = (r && total) ? (*jni)->CallLongMethod(jni, r, total) : 0;
+    if (r && total) {
+        (*jni)->CallLongMethod(jni, r, total); /* links it now */
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        else {
+            runtime_obj = (*jni)->NewGlobalRef(jni, r);
+            runtime_total = total;
+        }
+    }
+    if (runtime_obj == NULL)
+        log_warn("GC_FINISH: Runtime.totalMemory() is not callable; total_object_space will be 0");
+    if (r)
+        (*jni)->DeleteLocalRef(jni, r);
+    if (rt)
+        (*jni)->DeleteLocalRef(jni, rt);
+}
+
+static jlong heap_capacity(JNIEnv *jni)
+{
+    if (runtime_obj == NULL)
+        return 0;
+    jlong v = (*jni)->CallLongMethod(jni, runtime_obj, runtime_total);
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni);
     return v;

@@ -21,6 +21,7 @@ bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
  * bracket being posted elsewhere to end. */
 void memory_deliver_frees(JNIEnv *jni, bool at_exit);
 void memory_replay(JNIEnv *jni);
+void memory_preload(JNIEnv *jni); /* VMInit, before JVM_OnLoad: what GC_FINISH calls */
 /* The id of obj for an event about to name it; announces its class, and the object itself
  * if OBJECT_ALLOC is on and none was posted for it (definition before use). */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj);

@@ -16,6 +16,13 @@
  *
  * Before any of these events the method's class is announced (definition before use); a
  * small per-method cache (methods_lock, leaf) remembers which methods have been.
+ *
+ * One COMPILED_METHOD_LOAD per compiled body and agent: JVMTI posts CompiledMethodLoad to
+ * every environment when any environment calls GenerateEvents (measured on JDK 17 and 25),
+ * so another JVMTI agent's replay, or the shim's own for an agent that enables the event
+ * late, would repeat bodies an agent already has. A table of the bodies posted, keyed by
+ * (jmethodID, code address), with one bit per instance (bodies_lock, leaf), drops the
+ * repeats; CompiledMethodUnload removes the body.
  */
 #include "api.h"
 #include "calltrace.h"
@@ -154,7 +161,7 @@ void methods_post_instruction(JNIEnv *jni, jmethodID m, JVMPI_Event *ev)
 static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID m)
 {
     (void)jvmti; (void)thread;
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     /* Inside a JVMTI callback the method's own frame is at depth 0. */
     methods_post_entry(jni, m, NULL, false, 0);
@@ -164,20 +171,76 @@ static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                    jboolean by_exception, jvalue rv)
 {
     (void)jvmti; (void)thread; (void)by_exception; (void)rv;
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     methods_post_exit(jni, m);
 }
 
 /* ---- compiled methods ---- */
 
+struct body_key {
+    jmethodID m;
+    const void *addr;
+};
+struct body {
+    struct body_key k;
+    uint32_t posted;                /* instances that had its COMPILED_METHOD_LOAD */
+    UT_hash_handle hh;
+};
+static struct body *bodies;
+static pthread_mutex_t bodies_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The instances among want that have not had this body yet; they are marked as having it. */
+static uint32_t body_claim(jmethodID m, const void *addr, uint32_t want)
+{
+    struct body_key k;
+    memset(&k, 0, sizeof k);
+    k.m = m;
+    k.addr = addr;
+    pthread_mutex_lock(&bodies_lock);
+    struct body *b = NULL;
+    HASH_FIND(hh, bodies, &k, sizeof k, b);
+    if (b == NULL && (b = calloc(1, sizeof *b)) != NULL) {
+        b->k = k;
+        HASH_ADD(hh, bodies, k, sizeof k, b);
+    }
+    uint32_t out = b != NULL ? want & ~b->posted : want;
+    if (b != NULL)
+        b->posted |= out;
+    pthread_mutex_unlock(&bodies_lock);
+    return out;
+}
+
+static void body_drop(jmethodID m, const void *addr)
+{
+    struct body_key k;
+    memset(&k, 0, sizeof k);
+    k.m = m;
+    k.addr = addr;
+    pthread_mutex_lock(&bodies_lock);
+    struct body *b = NULL;
+    HASH_FIND(hh, bodies, &k, sizeof k, b);
+    if (b != NULL) {
+        HASH_DEL(bodies, b);
+        free(b);
+    }
+    pthread_mutex_unlock(&bodies_lock);
+}
+
 static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_size,
                                      const void *code_addr, jint map_length,
                                      const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-    if (shim_quiet())
+    /* The probe class's natives are the shim's: HotSpot had no such methods. */
+    if (shim_quiet() || bci_is_hook_method(m))
         return;
     (void)jvmti; (void)compile_info;
+    uint32_t want = 0;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (event_on(&g_shim.inst[i], JVMPI_EVENT_COMPILED_METHOD_LOAD))
+            want |= 1u << i;
+    if (want == 0 || (want = body_claim(m, code_addr, want)) == 0)
+        return; /* every agent that listens has this body already */
     JNIEnv *jni = shim_current_jni();
     jmethodID id = calltrace_current_version(m);
     method_announced(jni, id);
@@ -196,14 +259,18 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint code_siz
             n++;
         }
     }
-    JVMPI_Event ev;
-    event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_LOAD, jni);
-    ev.u.compiled_method_load.method_id = id; /* the lines above are the compiled version's */
-    ev.u.compiled_method_load.code_addr = (void *)code_addr;
-    ev.u.compiled_method_load.code_size = code_size;
-    ev.u.compiled_method_load.lineno_table_size = n;
-    ev.u.compiled_method_load.lineno_table = n ? lines : NULL;
-    event_post_all(&ev);
+    for (int i = 0; i < g_shim.ninst; i++) {
+        if (!(want & (1u << i)))
+            continue;
+        JVMPI_Event ev; /* each agent its own copy */
+        event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_LOAD, jni);
+        ev.u.compiled_method_load.method_id = id; /* the lines above are the compiled version's */
+        ev.u.compiled_method_load.code_addr = (void *)code_addr;
+        ev.u.compiled_method_load.code_size = code_size;
+        ev.u.compiled_method_load.lineno_table_size = n;
+        ev.u.compiled_method_load.lineno_table = n ? lines : NULL;
+        event_post(&g_shim.inst[i], &ev);
+    }
     free(lines);
 }
 
@@ -212,6 +279,7 @@ static void JNICALL cb_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void 
     if (shim_quiet())
         return;
     (void)jvmti;
+    body_drop(m, code_addr); /* the address may hold another body of it later */
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_COMPILED_METHOD_UNLOAD, shim_current_jni());
     ev.u.compiled_method_unload.method_id = calltrace_current_version(m);

@@ -41,7 +41,7 @@ static void post_monitor(jint type, JNIEnv *env, JNIEnv *jni, jobject o)
 
 static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
 {
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     (void)t;
     tl_prev_owner = NULL;
@@ -66,7 +66,7 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
 
 static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
 {
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
     if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
@@ -94,7 +94,7 @@ static void set_wait_obj(JNIEnv *jni, jobject o)
 static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
                                     jlong timeout)
 {
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
     clock_gettime(CLOCK_MONOTONIC, &tl_wait_start);
@@ -111,7 +111,7 @@ static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, job
 static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
                                       jboolean timed_out)
 {
-    if (shim_quiet())
+    if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t; (void)timed_out;
     set_wait_obj(jni, NULL);

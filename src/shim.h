@@ -18,8 +18,8 @@
  *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
  *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
  *                            the only lock waited on while blocking for the agent)
- *   5. class_lock, mid_lock, methods_lock, big_lock, free_lock, br_lock (who posts a GC
- *      bracket), pending_lock, q_lock (worker queue),
+ *   5. class_lock, mid_lock, methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
+ *      posts a GC bracket), pending_lock, q_lock (worker queue),
  *      install_lock (JNI table): leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
@@ -67,6 +67,7 @@ struct instance {
     struct shim_options opts;
     void *dl;                                   /* dlopen handle of the agent */
     char *resolved_path;                        /* where the agent was found */
+    bool deepbind;                              /* loaded RTLD_DEEPBIND: its exports collided */
     void *lib_base;                             /* its load address (dladdr), to know its calls */
     jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);
     JVMPI_Interface iface;                      /* the table the agent sees and writes */
@@ -128,6 +129,20 @@ static inline bool shim_quiet(void)
 {
     return atomic_load_explicit(&g_shim.phase, memory_order_relaxed) >= PHASE_SHUTTING;
 }
+
+/* The shim's own Java work (the worker thread, linking a class before announcing it,
+ * retransforming, reading the heap capacity) must produce no JVMPI event: an agent that
+ * holds its one lock across a GC bracket would otherwise get an OBJECT_ALLOC or CLASS_LOAD
+ * on the bracket thread, inside the bracket. While a thread's depth is above 0, the JVMTI
+ * callbacks on that thread (allocation, class load and prepare, class file hook, monitor
+ * and method events, probes) return at once. The shim's own explicit posts on such a
+ * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected, and the agent's
+ * handler runs with the depth at 0 (event_post): what it does is the agent's. Defined in
+ * events.c. */
+extern _Thread_local int shim_own_java_depth;
+static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
+static inline void shim_own_java_begin(void) { shim_own_java_depth++; }
+static inline void shim_own_java_end(void) { shim_own_java_depth--; }
 
 /* ---- loader.c ---- */
 /* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */

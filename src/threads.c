@@ -21,6 +21,7 @@
 #include "classes.h"
 #include "threads.h"
 #include "report.h"
+#include "worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct held {
 };
 static _Thread_local struct held *tl_held;
 static _Thread_local size_t tl_held_n, tl_held_cap;
+static bool hidden_thread(JNIEnv *jni, struct thread_rec *r);
 
 static jfieldID fid_eetop;
 static jfieldID fid_name;   /* Thread.name, if this JVM has it (a thread being attached) */
@@ -214,7 +216,7 @@ void threads_on_start(JNIEnv *jni, jthread t)
     threads_release(r);
     /* JVMTI also posts ThreadStart for main after VMInit: the announced bits make the
      * replayed THREAD_START the only one. */
-    if (atomic_load(&g_shim.phase) >= PHASE_STARTING)
+    if (atomic_load(&g_shim.phase) >= PHASE_STARTING && !hidden_thread(jni, r))
         announce(jni, r, 0);
     flush_held(); /* an attached thread's events from while its Thread object was built */
 }
@@ -313,8 +315,11 @@ size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
     size_t n = HASH_COUNT(by_env), i = 0;
     struct thread_rec **v = calloc(n ? n : 1, sizeof *v);
     struct thread_rec *r, *tmp;
+    JNIEnv *hidden = worker_env(); /* the shim's own thread is not in the dumps */
     if (v != NULL)
         HASH_ITER(hh, by_env, r, tmp) {
+            if (hidden != NULL && r->env == hidden)
+                continue;
             atomic_fetch_add(&r->refs, 1);
             v[i++] = r;
         }
@@ -619,6 +624,15 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
     tnames_free(&n);
 }
 
+/* The shim's own thread is hidden, as HotSpot hid its internal threads: no THREAD_START
+ * at its start nor in the replay. Only an event it posts itself (a GC bracket, OBJECT_FREE,
+ * CLASS_UNLOAD) announces it, through threads_announce_self, so that no event names a
+ * thread the agent was never told of. */
+static bool hidden_thread(JNIEnv *jni, struct thread_rec *r)
+{
+    return (r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref);
+}
+
 /* Post THREAD_START for r to every instance that enabled it and has not had it. */
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
 {
@@ -775,7 +789,7 @@ void threads_replay(JNIEnv *jni)
         }
     pthread_mutex_unlock(&reg_lock);
     for (size_t i = 0; i < n; i++) {
-        if (!v[i]->ended)
+        if (!v[i]->ended && !hidden_thread(jni, v[i]))
             announce(jni, v[i], 0);
         threads_release(v[i]);
     }
@@ -784,7 +798,7 @@ void threads_replay(JNIEnv *jni)
 
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
 {
-    if (r->end_posted)
+    if (r->end_posted || hidden_thread(jni, r))
         return;
     r->end_posted = true;
     for (int i = 0; i < g_shim.ninst; i++) {

@@ -22,7 +22,8 @@ static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
 static struct task *q_head, *q_tail;
 static bool q_stopped, q_started;
 static pthread_t worker_thread;
-static JNIEnv *_Atomic worker_jni;
+static JNIEnv *_Atomic w_env;
+static jobject w_thread; /* global ref, set before the thread starts */
 
 bool worker_submit(worker_fn fn, void *arg)
 {
@@ -48,9 +49,14 @@ bool worker_submit(worker_fn fn, void *arg)
     return true;
 }
 
+bool worker_is_thread(JNIEnv *jni, jobject t)
+{
+    return jni != NULL && t != NULL && w_thread != NULL && (*jni)->IsSameObject(jni, t, w_thread);
+}
+
 JNIEnv *worker_env(void)
 {
-    return atomic_load(&worker_jni);
+    return atomic_load_explicit(&w_env, memory_order_relaxed);
 }
 
 bool worker_is_self(void)
@@ -63,8 +69,11 @@ static void JNICALL worker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     (void)jvmti;
     (void)arg;
     worker_thread = pthread_self();
-    atomic_store(&worker_jni, jni);
+    atomic_store(&w_env, jni);
     shim_set_current_jni(jni);
+    /* Everything the worker runs is the shim's own work: its allocations, class loads and
+     * monitor events post nothing (shim_own_java); it posts only what its tasks post. */
+    shim_own_java_begin();
     for (;;) {
         pthread_mutex_lock(&q_lock);
         while (q_head == NULL && !q_stopped)
@@ -96,6 +105,7 @@ void worker_start(JNIEnv *jni)
         return;
     }
     q_started = true;
+    w_thread = (*jni)->NewGlobalRef(jni, t);
     if (!jvmti_ok((*g_shim.jvmti)->RunAgentThread(g_shim.jvmti, t, worker_main, NULL,
                                                   JVMTI_THREAD_NORM_PRIORITY),
                   "starting the shim's worker thread"))

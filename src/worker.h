@@ -12,6 +12,10 @@ bool worker_submit(worker_fn fn, void *arg);
 void worker_start(JNIEnv *jni);     /* VMInit */
 void worker_stop(void);             /* VMDeath: drop what is queued, let the thread end */
 bool worker_is_self(void);
-JNIEnv *worker_env(void);  /* the worker's JNIEnv (its thread id for agents), or NULL */
+/* The worker's JNIEnv (NULL before it runs). The worker is the shim's, as HotSpot's own
+ * threads were HotSpot's: no THREAD_START/END, not in dumps' thread lists. */
+JNIEnv *worker_env(void);
+/* Is t the worker's java.lang.Thread? (Its ThreadStart comes before worker_env is known.) */
+bool worker_is_thread(JNIEnv *jni, jobject t);
 
 #endif
