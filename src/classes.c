@@ -54,6 +54,9 @@ struct class_rec {
     bool may_unload;            /* defined by a class loader (boot classes never unload) */
     _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
     _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
+    /* The thread defining the class, from its JVMTI ClassLoad until its CLASS_LOAD is out
+     * (see cb_class_load): other threads leave the announcement to it and wait for it. */
+    _Atomic(JNIEnv *) definer;
     bool unloaded;
     /* OBJECT_ALLOC conventions for instances of this class, computed on first use. */
     _Atomic bool alloc_known;
@@ -356,15 +359,29 @@ static void ensure_linked(JNIEnv *jni, jclass cls)
     if (cls == NULL || (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
         (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
         return;
+    /* Class.getDeclaredFields0(publicOnly), the native behind getDeclaredFields: HotSpot's
+     * JVM_GetClassDeclaredFields links the class first (k->link_class). Called directly it
+     * runs no Java code and builds no reflection cache; asking for public fields only, it
+     * allocates one array and a Field per public field. The public getDeclaredFields is the
+     * fallback on a JVM without it. */
     jclass cc = (*jni)->GetObjectClass(jni, cls);
-    jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
-    jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m) : NULL;
+    jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields0", "(Z)[Ljava/lang/reflect/Field;");
+    if (m == NULL) {
+        (*jni)->ExceptionClear(jni);
+        m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    }
+    jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m, JNI_TRUE) : NULL;
     if ((*jni)->ExceptionCheck(jni))
-        (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state */
+        (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state, and
+                                        the JVM verifies it again, and throws, at first use */
     if (r)
         (*jni)->DeleteLocalRef(jni, r);
     (*jni)->DeleteLocalRef(jni, cc);
 }
+
+/* Threads waiting for an announcement another thread is making, or for a definer. */
+static pthread_mutex_t ann_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
+static pthread_cond_t ann_cond = PTHREAD_COND_INITIALIZER;
 
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
@@ -376,6 +393,21 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
               !(atomic_load(&r->announced) & (1u << i));
     if (!any)
         return;
+    /* No claim is ever held by a thread stopped at the start gate: such a thread waits there
+     * first, so the start-up announcement on the init thread, which needs every class it
+     * meets defined, makes each definition itself instead of waiting for one that cannot
+     * come before the gate opens. */
+    events_gate_wait();
+    /* A class being defined on another thread (between its JVMTI ClassLoad and its
+     * CLASS_LOAD): that thread posts it, as HotSpot did, so wait for it. It is not held up
+     * by the start gate (it waited there before it became the definer). */
+    JNIEnv *d = atomic_load(&r->definer);
+    if (d != NULL && d != jni) {
+        pthread_mutex_lock(&ann_lock);
+        while ((d = atomic_load(&r->definer)) != NULL && d != jni)
+            pthread_cond_wait(&ann_cond, &ann_lock);
+        pthread_mutex_unlock(&ann_lock);
+    }
     ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -389,14 +421,20 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
             post_class_load(jni, inst, r, cls, false);
             if (pushed)
                 tl_announcing_n--;
+            pthread_mutex_lock(&ann_lock);
             atomic_fetch_or(&r->announced, bit);
+            pthread_cond_broadcast(&ann_cond);
+            pthread_mutex_unlock(&ann_lock);
             continue;
         }
-        /* Someone else is announcing it: wait (bounded, so a handler that blocks on us
-         * cannot hang the VM). */
-        struct timespec ts = {0, 1000000};
-        for (int k = 0; k < 2000 && !(atomic_load(&r->announced) & bit); k++)
-            nanosleep(&ts, NULL);
+        /* Another thread is delivering it: the agent's CLASS_LOAD handler runs there, past
+         * the start gate (see above). Wait for it to return, with no time limit: HotSpot too
+         * let no thread use a class before its CLASS_LOAD handler had returned on the
+         * defining thread; only the agent's own handler can hold this up. */
+        pthread_mutex_lock(&ann_lock);
+        while (!(atomic_load(&r->announced) & bit))
+            pthread_cond_wait(&ann_cond, &ann_lock);
+        pthread_mutex_unlock(&ann_lock);
     }
 }
 
@@ -577,18 +615,64 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 
 /* ---- JVMTI callbacks ---- */
 
+/* CLASS_LOAD on the defining thread. HotSpot posted it inside the definition, on the thread
+ * that defined the class, after its CLASS_LOAD_HOOK (and after the CLASS_LOAD of the
+ * superclass and interfaces defined during its parse), before any code of it could run:
+ * coverage agents pair each CLASS_LOAD with the hook before it on the same thread. JVMTI's
+ * ClassLoad comes there, but JVMTI lists methods and fields only once the class is prepared
+ * (GetClassMethods: CLASS_NOT_PREPARED), and HotSpot's CLASS_LOAD carried them. So the class
+ * is linked here, on the defining thread, as reflection would link it (ensure_linked: no
+ * static initializer runs), and its CLASS_LOAD is posted at once. Until then this thread is
+ * the class's definer: a thread that links the class meanwhile (it found it in the
+ * dictionary) leaves the announcement to it, and a thread that would use it waits for it.
+ * When linking fails here (a verify error, which the JVM raises again at first use; or a
+ * superclass linked during its subclass's parse whose verification needs that very
+ * subclass: a ClassCircularityError while the subclass is still being defined), the class
+ * keeps its state and its CLASS_LOAD comes at its ClassPrepare: for a superclass, while its
+ * subclass is linked on this same thread, before the subclass's CLASS_LOAD. */
+static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
+{
+    (void)jvmti;
+    (void)thread;
+    if (shim_quiet() || atomic_load(&g_shim.phase) < PHASE_STARTING ||
+        !events_any(JVMPI_EVENT_CLASS_LOAD))
+        return;
+    events_gate_wait(); /* before it is the definer: see announce() */
+    struct class_rec *r = rec_of(jni, cls);
+    if (r == NULL)
+        return;
+    atomic_store(&r->definer, jni);
+    ensure_linked(jni, cls);
+    jint st = 0;
+    (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+    if (st & JVMTI_CLASS_STATUS_PREPARED)
+        classes_id_announced(jni, cls);
+    pthread_mutex_lock(&ann_lock);
+    atomic_store(&r->definer, NULL);
+    pthread_cond_broadcast(&ann_cond);
+    pthread_mutex_unlock(&ann_lock);
+    /* Another thread may have linked it after our attempt failed, while we were still its
+     * definer (its ClassPrepare then left it to us). */
+    if (!(st & JVMTI_CLASS_STATUS_PREPARED) &&
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) == JVMTI_ERROR_NONE &&
+        (st & JVMTI_CLASS_STATUS_PREPARED))
+        classes_id_announced(jni, cls);
+}
+
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
     if (shim_quiet())
         return;
     (void)jvmti;
     (void)thread;
-    classes_id_announced(jni, cls);
-    if (events_any(JVMPI_EVENT_CLASS_UNLOAD)) {
-        struct class_rec *r = rec_of(jni, cls);
-        if (r != NULL)
-            ensure_saved(jni, r, cls);
-    }
+    struct class_rec *r = rec_of(jni, cls);
+    /* While a thread defines the class (its ClassLoad links it), that thread posts the
+     * CLASS_LOAD once the link returns: not here, where the JVM holds the class's init lock,
+     * nor on another thread that links it meanwhile. */
+    if (r == NULL || atomic_load(&r->definer) == NULL)
+        classes_id_announced(jni, cls);
+    if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
+        ensure_saved(jni, r, cls);
 }
 
 void classes_replay(JNIEnv *jni)
@@ -605,9 +689,10 @@ void classes_replay(JNIEnv *jni)
     for (jint i = 0; i < n; i++) {
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
-        /* HotSpot replayed instance classes only, once they were defined and linked. */
-        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
-            !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE))) {
+        /* HotSpot replayed every instance class in its dictionary, linked or not: a class
+         * defined before the agent and linked later gets its CLASS_LOAD here, not at its
+         * ClassPrepare on whatever thread links it (announce() links it first). */
+        if (!(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE | JVMTI_CLASS_STATUS_ERROR))) {
             classes_id_announced(jni, cs[i]);
             posted++;
         }
@@ -834,7 +919,7 @@ static void unload_changed(int t, bool any)
 void classes_module_init(void)
 {
     struct event_row load = {.kind = EVK_ON,
-                             .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
+                             .jvmti = {JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};
     events_register(JVMPI_EVENT_CLASS_LOAD, &load);
     struct event_row unload = {.kind = EVK_ON,
@@ -848,6 +933,7 @@ void classes_module_init(void)
 
 void classes_module_callbacks(jvmtiEventCallbacks *cb)
 {
+    cb->ClassLoad = cb_class_load;
     cb->ClassPrepare = cb_class_prepare;
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }
