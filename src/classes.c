@@ -57,6 +57,7 @@ struct class_rec {
     /* The thread defining the class, from its JVMTI ClassLoad until its CLASS_LOAD is out
      * (see cb_class_load): other threads leave the announcement to it and wait for it. */
     _Atomic(JNIEnv *) definer;
+    _Atomic bool loaded;        /* its JVMTI ClassLoad came (the definer is known) */
     bool unloaded;
     /* OBJECT_ALLOC conventions for instances of this class, computed on first use. */
     _Atomic bool alloc_known;
@@ -383,6 +384,185 @@ static void ensure_linked(JNIEnv *jni, jclass cls)
 static pthread_mutex_t ann_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
 static pthread_cond_t ann_cond = PTHREAD_COND_INITIALIZER;
 
+/* Definitions in progress: a class's CLASS_LOAD_HOOK (JVMTI ClassFileLoadHook) has run on a
+ * thread, its JVMTI ClassLoad not yet. The JVM makes a class visible to other threads (in its
+ * dictionary) just before it posts ClassLoad on the defining thread; a thread that finds it
+ * in that gap, links it and runs its code must still leave the CLASS_LOAD to the definer and
+ * wait for it. Keyed by internal name and defining loader; entries go at the ClassLoad of
+ * that name and loader (all of them: a thread that lost a race to define the same class gets
+ * none). A definition that fails after its hook leaves its entry, which matters only to a
+ * class of that name and loader that is never announced; the list is capped. Under ann_lock. */
+struct pending_def {
+    char *name;                 /* internal, "a/b/C" */
+    jweak loader;               /* NULL: the boot loader */
+    JNIEnv *jni;                /* the defining thread */
+    struct pending_def *next;
+};
+static struct pending_def *pending_defs;
+static _Atomic int npending;
+#define PENDING_MAX 4096
+
+struct class_key {
+    char *name;                 /* internal name (malloc) */
+    jobject loader;             /* local reference or NULL */
+};
+
+static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
+{
+    (void)jni;
+    char *sig = NULL;
+    k->name = NULL;
+    k->loader = NULL;
+    if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE)
+        return false;
+    size_t n = strlen(sig);
+    if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
+        k->name = malloc(n - 1);
+        if (k->name != NULL) {
+            memcpy(k->name, sig + 1, n - 2);
+            k->name[n - 2] = '\0';
+        }
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    if (k->name == NULL)
+        return false;
+    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &k->loader);
+    return true;
+}
+
+static void class_key_free(JNIEnv *jni, struct class_key *k)
+{
+    free(k->name);
+    if (k->loader != NULL)
+        (*jni)->DeleteLocalRef(jni, k->loader);
+}
+
+static bool pending_match(JNIEnv *jni, const struct pending_def *p, const char *name, jobject loader)
+{
+    return strcmp(p->name, name) == 0 &&
+           ((p->loader == NULL) == (loader == NULL)) &&
+           (loader == NULL || (*jni)->IsSameObject(jni, p->loader, loader));
+}
+
+/* At a hook: this thread is about to define name in loader. */
+static void pending_add(JNIEnv *jni, const char *name, jobject loader)
+{
+    struct pending_def *p = malloc(sizeof *p);
+    if (p == NULL || (p->name = strdup(name)) == NULL) {
+        free(p);
+        return;
+    }
+    p->loader = loader ? (*jni)->NewWeakGlobalRef(jni, loader) : NULL;
+    p->jni = jni;
+    struct pending_def *drop = NULL;
+    pthread_mutex_lock(&ann_lock);
+    p->next = pending_defs;
+    pending_defs = p;
+    if (atomic_fetch_add(&npending, 1) + 1 > PENDING_MAX) {
+        /* The oldest entries are left over from definitions that failed. */
+        struct pending_def **pp = &pending_defs;
+        for (int i = 0; *pp && i < PENDING_MAX / 2; i++)
+            pp = &(*pp)->next;
+        drop = *pp;
+        *pp = NULL;
+        for (struct pending_def *d = drop; d; d = d->next)
+            atomic_fetch_sub(&npending, 1);
+    }
+    pthread_mutex_unlock(&ann_lock);
+    while (drop != NULL) {
+        struct pending_def *n = drop->next;
+        if (drop->loader)
+            (*jni)->DeleteWeakGlobalRef(jni, drop->loader);
+        free(drop->name);
+        free(drop);
+        drop = n;
+    }
+}
+
+/* Is another thread defining a class of this name and loader? Caller holds ann_lock. */
+static bool pending_other_locked(JNIEnv *jni, const struct class_key *k)
+{
+    for (struct pending_def *p = pending_defs; p; p = p->next)
+        if (p->jni != jni && pending_match(jni, p, k->name, k->loader))
+            return true;
+    return false;
+}
+
+/* Unlinks the entries of name and loader; caller holds ann_lock, frees the list after. */
+static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_key *k)
+{
+    struct pending_def *taken = NULL, **pp = &pending_defs;
+    while (*pp) {
+        struct pending_def *p = *pp;
+        if (pending_match(jni, p, k->name, k->loader)) {
+            *pp = p->next;
+            p->next = taken;
+            taken = p;
+            atomic_fetch_sub(&npending, 1);
+        } else {
+            pp = &p->next;
+        }
+    }
+    return taken;
+}
+
+static void pending_free(JNIEnv *jni, struct pending_def *p)
+{
+    while (p != NULL) {
+        struct pending_def *n = p->next;
+        if (p->loader)
+            (*jni)->DeleteWeakGlobalRef(jni, p->loader);
+        free(p->name);
+        free(p);
+        p = n;
+    }
+}
+
+/* Is the class being defined by another thread, which will post its CLASS_LOAD? */
+static bool defined_elsewhere(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    JNIEnv *d = atomic_load(&r->definer);
+    if (d != NULL)
+        return d != jni;
+    if (atomic_load(&r->loaded) || atomic_load(&npending) == 0)
+        return false;
+    struct class_key k;
+    if (!class_key_of(jni, cls, &k))
+        return false;
+    pthread_mutex_lock(&ann_lock);
+    bool other = !atomic_load(&r->loaded) && pending_other_locked(jni, &k);
+    pthread_mutex_unlock(&ann_lock);
+    class_key_free(jni, &k);
+    return other;
+}
+
+/* Wait until no other thread is defining the class: its definer has posted the CLASS_LOAD
+ * (or could not link it, and left it to whoever needs it). Not on the init thread during
+ * start-up: other threads become definers only past the start gate. */
+static void wait_for_definer(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    if (atomic_load(&g_shim.phase) < PHASE_LIVE)
+        return;
+    JNIEnv *d = atomic_load(&r->definer);
+    if (d == jni || (d == NULL && (atomic_load(&r->loaded) || atomic_load(&npending) == 0)))
+        return;
+    struct class_key k;
+    bool keyed = !atomic_load(&r->loaded) && class_key_of(jni, cls, &k);
+    pthread_mutex_lock(&ann_lock);
+    for (;;) {
+        d = atomic_load(&r->definer);
+        if ((d != NULL && d != jni) ||
+            (d == NULL && keyed && !atomic_load(&r->loaded) && pending_other_locked(jni, &k))) {
+            pthread_cond_wait(&ann_cond, &ann_lock);
+            continue;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&ann_lock);
+    if (keyed)
+        class_key_free(jni, &k);
+}
+
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
@@ -401,13 +581,7 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
     /* A class being defined on another thread (between its JVMTI ClassLoad and its
      * CLASS_LOAD): that thread posts it, as HotSpot did, so wait for it. It is not held up
      * by the start gate (it waited there before it became the definer). */
-    JNIEnv *d = atomic_load(&r->definer);
-    if (d != NULL && d != jni) {
-        pthread_mutex_lock(&ann_lock);
-        while ((d = atomic_load(&r->definer)) != NULL && d != jni)
-            pthread_cond_wait(&ann_cond, &ann_lock);
-        pthread_mutex_unlock(&ann_lock);
-    }
+    wait_for_definer(jni, r, cls);
     ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -634,14 +808,30 @@ static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
 {
     (void)jvmti;
     (void)thread;
-    if (shim_quiet() || atomic_load(&g_shim.phase) < PHASE_STARTING ||
-        !events_any(JVMPI_EVENT_CLASS_LOAD))
+    if (atomic_load(&g_shim.phase) < PHASE_STARTING)
         return;
-    events_gate_wait(); /* before it is the definer: see announce() */
-    struct class_rec *r = rec_of(jni, cls);
+    bool on = !shim_quiet() && events_any(JVMPI_EVENT_CLASS_LOAD);
+    if (!on && atomic_load(&npending) == 0)
+        return;
+    if (on)
+        events_gate_wait(); /* before it is the definer: see announce() */
+    struct class_key k;
+    bool keyed = atomic_load(&npending) > 0 && class_key_of(jni, cls, &k);
+    struct class_rec *r = on ? rec_of(jni, cls) : NULL;
+    /* From the hook's entry to the record's definer in one step, for threads waiting. */
+    pthread_mutex_lock(&ann_lock);
+    struct pending_def *taken = keyed ? pending_take_locked(jni, &k) : NULL;
+    if (r != NULL) {
+        atomic_store(&r->definer, jni);
+        atomic_store(&r->loaded, true);
+    }
+    pthread_cond_broadcast(&ann_cond);
+    pthread_mutex_unlock(&ann_lock);
+    pending_free(jni, taken);
+    if (keyed)
+        class_key_free(jni, &k);
     if (r == NULL)
         return;
-    atomic_store(&r->definer, jni);
     ensure_linked(jni, cls);
     jint st = 0;
     (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
@@ -668,8 +858,9 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     struct class_rec *r = rec_of(jni, cls);
     /* While a thread defines the class (its ClassLoad links it), that thread posts the
      * CLASS_LOAD once the link returns: not here, where the JVM holds the class's init lock,
-     * nor on another thread that links it meanwhile. */
-    if (r == NULL || atomic_load(&r->definer) == NULL)
+     * nor on another thread that links it meanwhile (even before that thread's ClassLoad:
+     * see pending_defs). */
+    if (r == NULL || !defined_elsewhere(jni, r, cls))
         classes_id_announced(jni, cls);
     if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
         ensure_saved(jni, r, cls);
@@ -833,7 +1024,10 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
                                             const unsigned char *data, jint *new_len,
                                             unsigned char **new_data)
 {
-    (void)redefined; (void)loader; (void)protection_domain;
+    (void)protection_domain;
+    if (redefined == NULL && name != NULL && !shim_quiet() &&
+        atomic_load(&g_shim.phase) >= PHASE_STARTING && events_any(JVMPI_EVENT_CLASS_LOAD))
+        pending_add(jni, name, loader);
     const unsigned char *cur = data;
     jint cur_len = len;
     unsigned char *copy = NULL;         /* our copy of the latest accepted rewrite */
@@ -919,9 +1113,13 @@ static void unload_changed(int t, bool any)
 void classes_module_init(void)
 {
     struct event_row load = {.kind = EVK_ON,
-                             .jvmti = {JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE},
+                             .jvmti = {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+                                       JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};
     events_register(JVMPI_EVENT_CLASS_LOAD, &load);
+    /* Always: a definition in progress (its hook seen) must end at its ClassLoad even if
+     * CLASS_LOAD is switched off in between, or threads would wait for it forever. */
+    events_need_always(JVMTI_EVENT_CLASS_LOAD);
     struct event_row unload = {.kind = EVK_ON,
                                .jvmti = {JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_OBJECT_FREE},
                                .on_change = unload_changed};
