@@ -12,6 +12,8 @@
  *    one: CLASS_LOADs before JVM_INIT_DONE (the start-up announcement of classes loaded before
  *    the agent, which had no hook), requested ones, array classes (HotSpot posted none; the
  *    shim names them) and hidden classes (no hook exists for them: JVMTI posts none).
+ *  - The CLASS_LOAD of CovPairSub comes after those of its superclass and interface, which
+ *    were defined (hooked) during its parse on the same thread.
  *  - METHOD_ENTRY and COMPILED_METHOD_LOAD must name a method whose class's CLASS_LOAD came
  *    before (the method id is in the table CLASS_LOAD fills): otherwise the agent has no
  *    record to count into, a FAIL.
@@ -160,6 +162,8 @@ static void pclass_free(struct pclass *c)
 struct ttable {
     JNIEnv *env;
     struct pclass *pending;     /* hooked, waiting for their CLASS_LOAD */
+    char recent[8][64];         /* the last classes paired on this thread */
+    int nrecent;
     struct ttable *next;
 };
 static struct ttable *tables;
@@ -248,6 +252,22 @@ static void on_class_load(JVMPI_Event *ev)
         paired++;
         if (workload_class(name))
             wl_paired++;
+        /* The superclass and interface, defined during CovPairSub's parse on this thread,
+         * had their CLASS_LOAD first (HotSpot: inside the subclass's definition). */
+        if (strcmp(name, "CovPairSub") == 0) {
+            int base = 0, iface = 0;
+            for (int i = 0; i < 8; i++) {
+                base |= strcmp(t->recent[i], "CovPairBase") == 0;
+                iface |= strcmp(t->recent[i], "CovPairIface") == 0;
+            }
+            if (!base || !iface) {
+                fails++;
+                PROBLEM("FAIL", "CLASS_LOAD of CovPairSub on env %p before that of its %s",
+                        (void *)ev->env_id, base ? "interface" : "superclass");
+            }
+            memset(t->recent, 0, sizeof t->recent); /* the next round defines them again */
+        }
+        snprintf(t->recent[t->nrecent++ % 8], sizeof t->recent[0], "%s", name);
         /* attach the method ids to the parsed methods */
         for (int i = 0; i < c->nmethods; i++) {
             for (int k = 0; k < ev->u.class_load.num_methods; k++)

@@ -860,7 +860,7 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
      * CLASS_LOAD once the link returns: not here, where the JVM holds the class's init lock,
      * nor on another thread that links it meanwhile (even before that thread's ClassLoad:
      * see pending_defs). */
-    if (r == NULL || !defined_elsewhere(jni, r, cls))
+    if (r == NULL || (atomic_load(&r->definer) == NULL && !defined_elsewhere(jni, r, cls)))
         classes_id_announced(jni, cls);
     if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
         ensure_saved(jni, r, cls);

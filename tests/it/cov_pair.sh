@@ -11,7 +11,8 @@
 # on main with Class.forName(name, false, loader) and linked and used on another thread.
 # Checks: the workload ran; no MISS (a CLASS_LOAD after JVM_INIT_DONE without the hook entry
 # of its class on its own thread, or a workload class hooked and never paired on that thread);
-# every method parsed in the hook is in the CLASS_LOAD; no METHOD_ENTRY or COMPILED_METHOD_LOAD
+# every method parsed in the hook is in the CLASS_LOAD; CovPairSub's CLASS_LOAD after those of
+# its superclass and interface on the same thread; no METHOD_ENTRY or COMPILED_METHOD_LOAD
 # of a method whose class's CLASS_LOAD had not come; and every workload class was paired:
 # 8 threads x 3 rounds x 4 classes (CovPairSub, CovPairBase, CovPairIface, CovPairWork), plus
 # CovPairShared and CovPairLate.
