@@ -1,7 +1,11 @@
 /* classes.c — the class table; CLASS_LOAD, CLASS_UNLOAD, CLASS_LOAD_HOOK; GetMethodClass.
  *
- * CLASS_LOAD comes from JVMTI ClassPrepare: the first moment methods and fields exist,
- * still before <clinit>, where HotSpot posted it. Its payload (class_info) is built from
+ * CLASS_LOAD comes on the defining thread, from JVMTI ClassLoad, where HotSpot posted it
+ * (inside the definition, after the class's hook): JVMTI lists methods and fields only once
+ * a class is prepared, so the class is linked there first (cb_class_load); a class that
+ * cannot be linked there gets it at ClassPrepare, still before <clinit>. Between a class's
+ * hook and its CLASS_LOAD other threads leave the announcement to its definer and wait for
+ * it (pending_defs, class_rec.definer). Its payload (class_info) is built from
  * JVMTI queries: the dotted name, SourceFile (NULL when absent, as HotSpot), the count of
  * directly implemented interfaces, methods in class-file order (can_maintain_original_
  * method_order) with start_lineno = line of bci 0 and end_lineno = line of the last bci
@@ -11,7 +15,8 @@
  * Definition before use: every event carrying a class or method id first calls
  * classes_id_announced(), which posts CLASS_LOAD to each instance that enabled it and has
  * not yet seen the class (bit per instance in the record; a thread that finds another one
- * mid-announcement waits for it). That covers classes loaded before the agent, hidden
+ * mid-announcement waits for it, without a time limit: no claim is ever held by a thread
+ * stopped at the start gate). That covers classes loaded before the agent, hidden
  * classes and classes first seen on compiler or service threads. At start-up the loaded
  * classes are replayed (HotSpot did that too).
  *
@@ -21,7 +26,9 @@
  * inside the handler is answered from the info kept for classes of non-boot loaders (only
  * those can unload). The record is dropped after the handler returns.
  *
- * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only).
+ * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only); ann_lock
+ * (a leaf; guards pending_defs, and its condition is waited on for announcements and
+ * definers).
  */
 #include "api.h"
 #include "bci.h"
@@ -346,10 +353,6 @@ static bool announcing_here(const struct class_rec *r)
     return false;
 }
 
-/* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
- * thread posts per instance; others wait until it is delivered. A use of the class from
- * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
- * not wait: the agent is being told about the class at that very moment. */
 /* A class can be named before it is prepared (an array of it was allocated, the start-up
  * world holds it): JVMTI lists its methods and fields only once it is linked. HotSpot's
  * CLASS_LOAD came at definition, with all members, so link it now — through reflection,
@@ -388,7 +391,10 @@ static pthread_cond_t ann_cond = PTHREAD_COND_INITIALIZER;
  * thread, its JVMTI ClassLoad not yet. The JVM makes a class visible to other threads (in its
  * dictionary) just before it posts ClassLoad on the defining thread; a thread that finds it
  * in that gap, links it and runs its code must still leave the CLASS_LOAD to the definer and
- * wait for it. Keyed by internal name and defining loader; entries go at the ClassLoad of
+ * wait for it, or an agent that pairs hook and CLASS_LOAD by thread misses the pair.
+ * Recorded only while an agent has CLASS_LOAD_HOOK on (the JVMTI hook is on then anyway):
+ * without a hook nothing is paired, and the thread that wins that race posts the CLASS_LOAD
+ * itself, still before any use of the class. Keyed by internal name and defining loader; entries go at the ClassLoad of
  * that name and loader (all of them: a thread that lost a race to define the same class gets
  * none). A definition that fails after its hook leaves its entry, which matters only to a
  * class of that name and loader that is never announced; the list is capped. Under ann_lock. */
@@ -563,6 +569,10 @@ static void wait_for_definer(JNIEnv *jni, struct class_rec *r, jclass cls)
         class_key_free(jni, &k);
 }
 
+/* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
+ * thread posts per instance; others wait until it is delivered. A use of the class from
+ * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
+ * not wait: the agent is being told about the class at that very moment. */
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
@@ -1113,8 +1123,7 @@ static void unload_changed(int t, bool any)
 void classes_module_init(void)
 {
     struct event_row load = {.kind = EVK_ON,
-                             .jvmti = {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
-                                       JVMTI_EVENT_CLASS_PREPARE},
+                             .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};
     events_register(JVMPI_EVENT_CLASS_LOAD, &load);
     /* Always: a definition in progress (its hook seen) must end at its ClassLoad even if
