@@ -16,6 +16,9 @@
 # of a method whose class's CLASS_LOAD had not come; and every workload class was paired:
 # 8 threads x 3 rounds x 4 classes (CovPairSub, CovPairBase, CovPairIface, CovPairWork), plus
 # CovPairShared and CovPairLate.
+# A second run (workload tests/java/CovVerify.java) checks that linking at definition moves
+# no verification error: a class that fails to verify, defined without being linked, still
+# throws VerifyError at its first use, and again at the second, as without the shim.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=${JAVA_TIMEOUT:-180}
 o=$WORK/out
@@ -37,4 +40,10 @@ expect_eq "$(v fails)" 0 "failures counted by the agent"
 if [ "$(v entries)" -gt 0 ] 2>/dev/null; then ok "$(v entries) METHOD_ENTRYs checked"; else bad "no METHOD_ENTRY"; fi
 expect_grep "$o" '^cov_pair: workload paired=98 leftover=0$' \
   "all 98 workload classes (8 x 3 x 4 + shared + late) paired with their hook on their defining thread"
+
+run_java "$(shim_arg cov_pair)" -cp "$CLASSES" CovVerify
+expect_rc 0
+expect_grep "$o" '^CovVerify: first=java.lang.VerifyError second=java.lang.VerifyError$' \
+  "a class that fails to verify throws VerifyError at its first use (and second), not at its definition"
+expect_nogrep "$o" '^cov_pair: (MISS|FAIL)' "CovVerify run: no MISS, no FAIL"
 finish
