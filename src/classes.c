@@ -485,6 +485,35 @@ static void pending_add(JNIEnv *jni, const char *name, jobject loader)
     }
 }
 
+/* Has loader already defined (or recorded as initiating loader) a class of this name?
+ * ClassLoader.findLoadedClass0, the native behind findLoadedClass, called directly: no Java
+ * code runs. */
+static bool already_loaded(JNIEnv *jni, jobject loader, const char *name)
+{
+    static _Atomic(jmethodID) flc;
+    jmethodID m = atomic_load(&flc);
+    if (m == NULL) {
+        jclass cl = (*jni)->FindClass(jni, "java/lang/ClassLoader");
+        m = cl ? (*jni)->GetMethodID(jni, cl, "findLoadedClass0", "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
+        if (cl)
+            (*jni)->DeleteLocalRef(jni, cl);
+        if (m == NULL) {
+            (*jni)->ExceptionClear(jni);
+            return false;
+        }
+        atomic_store(&flc, m);
+    }
+    jstring n = (*jni)->NewStringUTF(jni, name);
+    jobject c = n ? (*jni)->CallObjectMethod(jni, loader, m, n) : NULL;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (n)
+        (*jni)->DeleteLocalRef(jni, n);
+    if (c)
+        (*jni)->DeleteLocalRef(jni, c);
+    return c != NULL;
+}
+
 /* Is another thread defining a class of this name and loader? Caller holds ann_lock. */
 static bool pending_other_locked(JNIEnv *jni, const struct class_key *k)
 {
@@ -494,13 +523,15 @@ static bool pending_other_locked(JNIEnv *jni, const struct class_key *k)
     return false;
 }
 
-/* Unlinks the entries of name and loader; caller holds ann_lock, frees the list after. */
-static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_key *k)
+/* Unlinks the entries of name and loader (only those of thread only, if not NULL); caller
+ * holds ann_lock, frees the list after. */
+static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_key *k,
+                                               JNIEnv *only)
 {
     struct pending_def *taken = NULL, **pp = &pending_defs;
     while (*pp) {
         struct pending_def *p = *pp;
-        if (pending_match(jni, p, k->name, k->loader)) {
+        if ((only == NULL || p->jni == only) && pending_match(jni, p, k->name, k->loader)) {
             *pp = p->next;
             p->next = taken;
             taken = p;
@@ -522,6 +553,22 @@ static void pending_free(JNIEnv *jni, struct pending_def *p)
         free(p);
         p = n;
     }
+}
+
+/* At a hook: record this thread's definition, unless the loader has the class already: then
+ * this definition is a duplicate that will fail (or lose to the one that won), and would
+ * leave a stale entry that a later user of the class could wait on. Checked after the entry
+ * is in: a definition that wins meanwhile takes the entry out at its ClassLoad. */
+static void pending_begin(JNIEnv *jni, const char *name, jobject loader)
+{
+    pending_add(jni, name, loader);
+    if (loader == NULL || !already_loaded(jni, loader, name))
+        return;
+    struct class_key k = {.name = (char *)name, .loader = loader};
+    pthread_mutex_lock(&ann_lock);
+    struct pending_def *taken = pending_take_locked(jni, &k, jni);
+    pthread_mutex_unlock(&ann_lock);
+    pending_free(jni, taken);
 }
 
 /* Is the class being defined by another thread, which will post its CLASS_LOAD? */
@@ -830,7 +877,7 @@ static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     struct class_rec *r = on ? rec_of(jni, cls) : NULL;
     /* From the hook's entry to the record's definer in one step, for threads waiting. */
     pthread_mutex_lock(&ann_lock);
-    struct pending_def *taken = keyed ? pending_take_locked(jni, &k) : NULL;
+    struct pending_def *taken = keyed ? pending_take_locked(jni, &k, NULL) : NULL;
     if (r != NULL) {
         atomic_store(&r->definer, jni);
         atomic_store(&r->loaded, true);
@@ -1037,7 +1084,7 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     (void)protection_domain;
     if (redefined == NULL && name != NULL && !shim_quiet() &&
         atomic_load(&g_shim.phase) >= PHASE_STARTING && events_any(JVMPI_EVENT_CLASS_LOAD))
-        pending_add(jni, name, loader);
+        pending_begin(jni, name, loader);
     const unsigned char *cur = data;
     jint cur_len = len;
     unsigned char *copy = NULL;         /* our copy of the latest accepted rewrite */

@@ -18,7 +18,8 @@
 # CovPairShared and CovPairLate.
 # A second run (workload tests/java/CovVerify.java) checks that linking at definition moves
 # no verification error: a class that fails to verify, defined without being linked, still
-# throws VerifyError at its first use, and again at the second, as without the shim.
+# throws VerifyError at its first use, and again at the second, as without the shim; and a
+# duplicate definition (LinkageError) leaves nothing that holds up a use of the class.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=${JAVA_TIMEOUT:-180}
 o=$WORK/out
@@ -45,5 +46,7 @@ run_java "$(shim_arg cov_pair)" -cp "$CLASSES" CovVerify
 expect_rc 0
 expect_grep "$o" '^CovVerify: first=java.lang.VerifyError second=java.lang.VerifyError$' \
   "a class that fails to verify throws VerifyError at its first use (and second), not at its definition"
+expect_grep "$o" '^CovVerify: dup=java.lang.LinkageError used=ok$' \
+  "a duplicate definition fails with LinkageError; the class it duplicated works on another thread"
 expect_nogrep "$o" '^cov_pair: (MISS|FAIL)' "CovVerify run: no MISS, no FAIL"
 finish

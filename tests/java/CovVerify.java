@@ -4,10 +4,13 @@ import java.io.DataOutputStream;
 /* CovVerify — a class that fails verification still throws VerifyError at its first use,
  * although the shim links classes when they are defined (tests/it/cov_pair.sh).
  * Defines CovVerifyBad (static Object m() { iconst_0; areturn; }) with defineClass, which
- * does not link it, then calls m() twice through reflection. Prints
- * "CovVerify: first=<exception class> second=<exception class>". */
+ * does not link it, then calls m() twice through reflection. Then defines CovVerify itself
+ * again in a loader of its own, twice (the second definition fails: a duplicate), and uses
+ * that class on another thread. Prints
+ * "CovVerify: first=<exception class> second=<exception class>" and
+ * "CovVerify: dup=<exception class> used=<ok|exception>". */
 public class CovVerify {
-    static byte[] bad() throws Exception {
+    public static byte[] bad() throws Exception {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         DataOutputStream o = new DataOutputStream(b);
         o.writeInt(0xCAFEBABE);
@@ -56,5 +59,33 @@ public class CovVerify {
         };
         Class<?> c = Class.forName("CovVerifyBad", false, l);
         System.out.println("CovVerify: first=" + call(c) + " second=" + call(c));
+
+        final byte[] self;
+        try (java.io.InputStream in = CovVerify.class.getResourceAsStream("CovVerify.class")) {
+            self = in.readAllBytes();
+        }
+        class Dup extends ClassLoader {
+            Dup() { super(CovVerify.class.getClassLoader()); }
+            Class<?> define() { return defineClass("CovVerify", self, 0, self.length); }
+        }
+        Dup d = new Dup();
+        final Class<?> first = d.define();
+        String dup = "none";
+        try {
+            d.define();
+        } catch (Throwable t) {
+            dup = t.getClass().getName();
+        }
+        final String[] used = {"not run"};
+        Thread u = new Thread(() -> {
+            try {
+                used[0] = ((Object) first.getMethod("bad").invoke(null)) instanceof byte[] ? "ok" : "bad";
+            } catch (Throwable t) {
+                used[0] = t.toString();
+            }
+        }, "covverify-user");
+        u.start();
+        u.join();
+        System.out.println("CovVerify: dup=" + dup + " used=" + used[0]);
     }
 }
