@@ -30,7 +30,9 @@
  *    on the same thread while it is disabled is a violation ("late" counts the first).
  * What the shim documents or cannot help is told apart, counted and printed, not judged:
  *  - ids used by events before JVM_INIT_DONE, while the start-up replay is still announcing
- *    what exists, are checked at JVM_INIT_DONE instead (every one must be defined by then);
+ *    what exists, are checked at JVM_INIT_DONE instead: every one must have been defined by
+ *    an event by then (one that only a request explains is a violation). HotSpot's own
+ *    start-up order had objects announced before their classes, so the use may come first;
  *  - a thread's own THREAD_START is its first event: when it names a Thread object no
  *    OBJECT_ALLOC announced yet (a thread attached through JNI), that object's OBJECT_ALLOC
  *    follows; the checker asks for it with RequestEvent(OBJECT_ALLOC) and counts it. Any
@@ -39,6 +41,10 @@
  *  - Java monitor events on a thread after its THREAD_END, on that same thread (the VM
  *    notifies joiners under the Thread object's lock after JVMTI's ThreadEnd), and
  *    JVM_SHUT_DOWN on the exiting thread right after its THREAD_END ("after_thread_end").
+ *    Both are HotSpot's own order (reference-behavior.md, THREAD_END): it posted THREAD_END
+ *    after Thread.exit() and before ensure_join, which locks the Thread object to notify
+ *    joiners (a contended lock there posted monitor events), and the thread that ran
+ *    before_exit got its THREAD_END there, before JVM_SHUT_DOWN.
  * Thread records live in JVMPI thread-local storage (and a table, to catch a lost one), set
  * at THREAD_START and freed at THREAD_END; the tables are striped hash maps that shrink as
  * ids die, so the agent's own memory follows what is alive.
@@ -830,9 +836,17 @@ static void check_pending(void)
             if (id == 0)
                 break;
             smap_del(&pending, id, NULL);
-            if (smap_get(&objects, id, NULL) || smap_get(&classes, id, NULL) ||
-                defined_on_request((jobjectID)id) || announced_on_request((jobjectID)id, (int)t))
+            /* HotSpot's own start-up order announced objects before their classes, so a use
+             * before JVM_INIT_DONE may precede its definition; but the start-up events must
+             * define it by then: an id only a request can explain was never announced. */
+            if (smap_get(&objects, id, NULL) || smap_get(&classes, id, NULL))
                 __sync_add_and_fetch(&startup_resolved, 1);
+            else if (defined_on_request((jobjectID)id))
+                VIOLATION("%s before JVM_INIT_DONE named %p, a class mirror no CLASS_LOAD or "
+                          "OBJECT_ALLOC had announced by JVM_INIT_DONE", tname((int)t), (void *)id);
+            else if (announced_on_request((jobjectID)id, (int)t))
+                VIOLATION("%s before JVM_INIT_DONE named %p, a live object no OBJECT_ALLOC had "
+                          "announced by JVM_INIT_DONE", tname((int)t), (void *)id);
             else
                 VIOLATION("%s before JVM_INIT_DONE named object %p, still not announced at "
                           "JVM_INIT_DONE", tname((int)t), (void *)id);

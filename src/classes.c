@@ -1,7 +1,11 @@
 /* classes.c — the class table; CLASS_LOAD, CLASS_UNLOAD, CLASS_LOAD_HOOK; GetMethodClass.
  *
- * CLASS_LOAD comes from JVMTI ClassPrepare: the first moment methods and fields exist,
- * still before <clinit>, where HotSpot posted it. Its payload (class_info) is built from
+ * CLASS_LOAD comes on the defining thread, from JVMTI ClassLoad, where HotSpot posted it
+ * (inside the definition, after the class's hook): JVMTI lists methods and fields only once
+ * a class is prepared, so the class is linked there first (cb_class_load); a class that
+ * cannot be linked there gets it at ClassPrepare, still before <clinit>. Between a class's
+ * hook and its CLASS_LOAD other threads leave the announcement to its definer and wait for
+ * it (pending_defs, class_rec.definer). Its payload (class_info) is built from
  * JVMTI queries: the dotted name, SourceFile (NULL when absent, as HotSpot), the count of
  * directly implemented interfaces, methods in class-file order (can_maintain_original_
  * method_order) with start_lineno = line of bci 0 and end_lineno = line of the last bci
@@ -11,7 +15,8 @@
  * Definition before use: every event carrying a class or method id first calls
  * classes_id_announced(), which posts CLASS_LOAD to each instance that enabled it and has
  * not yet seen the class (bit per instance in the record; a thread that finds another one
- * mid-announcement waits for it). That covers classes loaded before the agent, hidden
+ * mid-announcement waits for it, without a time limit: no claim is ever held by a thread
+ * stopped at the start gate). That covers classes loaded before the agent, hidden
  * classes and classes first seen on compiler or service threads. At start-up the loaded
  * classes are replayed (HotSpot did that too).
  *
@@ -21,7 +26,9 @@
  * inside the handler is answered from the info kept for classes of non-boot loaders (only
  * those can unload). The record is dropped after the handler returns.
  *
- * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only).
+ * Locks: class_lock and mid_lock (leaves; held for table edits and lookups only); ann_lock
+ * (a leaf; guards pending_defs, and its condition is waited on for announcements and
+ * definers).
  */
 #include "api.h"
 #include "bci.h"
@@ -55,6 +62,10 @@ struct class_rec {
     bool may_unload;            /* defined by a class loader (boot classes never unload) */
     _Atomic uint32_t claimed;   /* bit per instance: CLASS_LOAD being posted */
     _Atomic uint32_t announced; /* bit per instance: CLASS_LOAD delivered */
+    /* The thread defining the class, from its JVMTI ClassLoad until its CLASS_LOAD is out
+     * (see cb_class_load): other threads leave the announcement to it and wait for it. */
+    _Atomic(JNIEnv *) definer;
+    _Atomic bool loaded;        /* its JVMTI ClassLoad came (the definer is known) */
     bool unloaded;
     /* OBJECT_ALLOC conventions for instances of this class, computed on first use. */
     _Atomic bool alloc_known;
@@ -339,32 +350,282 @@ static bool announcing_here(const struct class_rec *r)
     return false;
 }
 
-/* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
- * thread posts per instance; others wait until it is delivered. A use of the class from
- * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
- * not wait: the agent is being told about the class at that very moment. */
 /* A class can be named before it is prepared (an array of it was allocated, the start-up
  * world holds it): JVMTI lists its methods and fields only once it is linked. HotSpot's
  * CLASS_LOAD came at definition, with all members, so link it now — through reflection,
  * which links without running static initializers. */
+/* Depth of ensure_linked on this thread: the classes its linking prepares are announced as
+ * usual (a superclass whose own link failed at its ClassLoad gets its CLASS_LOAD here, still
+ * before its subclass's), although the rest of that Java work is the shim's own. */
+static _Thread_local int tl_linking;
+
 static void ensure_linked(JNIEnv *jni, jclass cls)
 {
     jint st = 0;
     if (cls == NULL || (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
         (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
         return;
+    /* Class.getDeclaredFields0(publicOnly), the native behind getDeclaredFields: HotSpot's
+     * JVM_GetClassDeclaredFields links the class first (k->link_class). Called directly it
+     * runs no Java code and builds no reflection cache; asking for public fields only, it
+     * allocates one array and a Field per public field. The public getDeclaredFields is the
+     * fallback on a JVM without it. */
     jclass cc = (*jni)->GetObjectClass(jni, cls);
-    jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
-    shim_own_java_begin(); /* the Field[] and whatever linking loads are the shim's */
-    jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m) : NULL;
+    jmethodID m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields0", "(Z)[Ljava/lang/reflect/Field;");
+    if (m == NULL) {
+        (*jni)->ExceptionClear(jni);
+        m = (*jni)->GetMethodID(jni, cc, "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    }
+    shim_own_java_begin(); /* the Field[] and the code linking runs are the shim's */
+    tl_linking++;
+    jobject r = m ? (*jni)->CallObjectMethod(jni, cls, m, JNI_TRUE) : NULL;
+    tl_linking--;
     shim_own_java_end();
     if ((*jni)->ExceptionCheck(jni))
-        (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state */
+        (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state, and
+                                        the JVM verifies it again, and throws, at first use */
     if (r)
         (*jni)->DeleteLocalRef(jni, r);
     (*jni)->DeleteLocalRef(jni, cc);
 }
 
+/* Threads waiting for an announcement another thread is making, or for a definer. */
+static pthread_mutex_t ann_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
+static pthread_cond_t ann_cond = PTHREAD_COND_INITIALIZER;
+
+/* Definitions in progress: a class's CLASS_LOAD_HOOK (JVMTI ClassFileLoadHook) has run on a
+ * thread, its JVMTI ClassLoad not yet. The JVM makes a class visible to other threads (in its
+ * dictionary) just before it posts ClassLoad on the defining thread; a thread that finds it
+ * in that gap, links it and runs its code must still leave the CLASS_LOAD to the definer and
+ * wait for it, or an agent that pairs hook and CLASS_LOAD by thread misses the pair.
+ * Recorded only while an agent has CLASS_LOAD_HOOK on (the JVMTI hook is on then anyway):
+ * without a hook nothing is paired, and the thread that wins that race posts the CLASS_LOAD
+ * itself, still before any use of the class. Keyed by internal name and defining loader; entries go at the ClassLoad of
+ * that name and loader (all of them: a thread that lost a race to define the same class gets
+ * none). A definition that fails after its hook leaves its entry, which matters only to a
+ * class of that name and loader that is never announced; the list is capped. Under ann_lock. */
+struct pending_def {
+    char *name;                 /* internal, "a/b/C" */
+    jweak loader;               /* NULL: the boot loader */
+    JNIEnv *jni;                /* the defining thread */
+    struct pending_def *next;
+};
+static struct pending_def *pending_defs;
+static _Atomic int npending;
+#define PENDING_MAX 4096
+
+struct class_key {
+    char *name;                 /* internal name (malloc) */
+    jobject loader;             /* local reference or NULL */
+};
+
+static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
+{
+    (void)jni;
+    char *sig = NULL;
+    k->name = NULL;
+    k->loader = NULL;
+    if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE)
+        return false;
+    size_t n = strlen(sig);
+    if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
+        k->name = malloc(n - 1);
+        if (k->name != NULL) {
+            memcpy(k->name, sig + 1, n - 2);
+            k->name[n - 2] = '\0';
+        }
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    if (k->name == NULL)
+        return false;
+    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &k->loader);
+    return true;
+}
+
+static void class_key_free(JNIEnv *jni, struct class_key *k)
+{
+    free(k->name);
+    if (k->loader != NULL)
+        (*jni)->DeleteLocalRef(jni, k->loader);
+}
+
+static bool pending_match(JNIEnv *jni, const struct pending_def *p, const char *name, jobject loader)
+{
+    return strcmp(p->name, name) == 0 &&
+           ((p->loader == NULL) == (loader == NULL)) &&
+           (loader == NULL || (*jni)->IsSameObject(jni, p->loader, loader));
+}
+
+/* At a hook: this thread is about to define name in loader. */
+static void pending_add(JNIEnv *jni, const char *name, jobject loader)
+{
+    struct pending_def *p = malloc(sizeof *p);
+    if (p == NULL || (p->name = strdup(name)) == NULL) {
+        free(p);
+        return;
+    }
+    p->loader = loader ? (*jni)->NewWeakGlobalRef(jni, loader) : NULL;
+    p->jni = jni;
+    struct pending_def *drop = NULL;
+    pthread_mutex_lock(&ann_lock);
+    p->next = pending_defs;
+    pending_defs = p;
+    if (atomic_fetch_add(&npending, 1) + 1 > PENDING_MAX) {
+        /* The oldest entries are left over from definitions that failed. */
+        struct pending_def **pp = &pending_defs;
+        for (int i = 0; *pp && i < PENDING_MAX / 2; i++)
+            pp = &(*pp)->next;
+        drop = *pp;
+        *pp = NULL;
+        for (struct pending_def *d = drop; d; d = d->next)
+            atomic_fetch_sub(&npending, 1);
+    }
+    pthread_mutex_unlock(&ann_lock);
+    while (drop != NULL) {
+        struct pending_def *n = drop->next;
+        if (drop->loader)
+            (*jni)->DeleteWeakGlobalRef(jni, drop->loader);
+        free(drop->name);
+        free(drop);
+        drop = n;
+    }
+}
+
+/* Has loader already defined (or recorded as initiating loader) a class of this name?
+ * ClassLoader.findLoadedClass0, the native behind findLoadedClass, called directly: no Java
+ * code runs. */
+static bool already_loaded(JNIEnv *jni, jobject loader, const char *name)
+{
+    static _Atomic(jmethodID) flc;
+    jmethodID m = atomic_load(&flc);
+    if (m == NULL) {
+        jclass cl = (*jni)->FindClass(jni, "java/lang/ClassLoader");
+        m = cl ? (*jni)->GetMethodID(jni, cl, "findLoadedClass0", "(Ljava/lang/String;)Ljava/lang/Class;") : NULL;
+        if (cl)
+            (*jni)->DeleteLocalRef(jni, cl);
+        if (m == NULL) {
+            (*jni)->ExceptionClear(jni);
+            return false;
+        }
+        atomic_store(&flc, m);
+    }
+    jstring n = (*jni)->NewStringUTF(jni, name);
+    jobject c = n ? (*jni)->CallObjectMethod(jni, loader, m, n) : NULL;
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (n)
+        (*jni)->DeleteLocalRef(jni, n);
+    if (c)
+        (*jni)->DeleteLocalRef(jni, c);
+    return c != NULL;
+}
+
+/* Is another thread defining a class of this name and loader? Caller holds ann_lock. */
+static bool pending_other_locked(JNIEnv *jni, const struct class_key *k)
+{
+    for (struct pending_def *p = pending_defs; p; p = p->next)
+        if (p->jni != jni && pending_match(jni, p, k->name, k->loader))
+            return true;
+    return false;
+}
+
+/* Unlinks the entries of name and loader (only those of thread only, if not NULL); caller
+ * holds ann_lock, frees the list after. */
+static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_key *k,
+                                               JNIEnv *only)
+{
+    struct pending_def *taken = NULL, **pp = &pending_defs;
+    while (*pp) {
+        struct pending_def *p = *pp;
+        if ((only == NULL || p->jni == only) && pending_match(jni, p, k->name, k->loader)) {
+            *pp = p->next;
+            p->next = taken;
+            taken = p;
+            atomic_fetch_sub(&npending, 1);
+        } else {
+            pp = &p->next;
+        }
+    }
+    return taken;
+}
+
+static void pending_free(JNIEnv *jni, struct pending_def *p)
+{
+    while (p != NULL) {
+        struct pending_def *n = p->next;
+        if (p->loader)
+            (*jni)->DeleteWeakGlobalRef(jni, p->loader);
+        free(p->name);
+        free(p);
+        p = n;
+    }
+}
+
+/* At a hook: record this thread's definition, unless the loader has the class already: then
+ * this definition is a duplicate that will fail (or lose to the one that won), and would
+ * leave a stale entry that a later user of the class could wait on. Checked after the entry
+ * is in: a definition that wins meanwhile takes the entry out at its ClassLoad. */
+static void pending_begin(JNIEnv *jni, const char *name, jobject loader)
+{
+    pending_add(jni, name, loader);
+    if (loader == NULL || !already_loaded(jni, loader, name))
+        return;
+    struct class_key k = {.name = (char *)name, .loader = loader};
+    pthread_mutex_lock(&ann_lock);
+    struct pending_def *taken = pending_take_locked(jni, &k, jni);
+    pthread_mutex_unlock(&ann_lock);
+    pending_free(jni, taken);
+}
+
+/* Is the class being defined by another thread, which will post its CLASS_LOAD? */
+static bool defined_elsewhere(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    JNIEnv *d = atomic_load(&r->definer);
+    if (d != NULL)
+        return d != jni;
+    if (atomic_load(&r->loaded) || atomic_load(&npending) == 0)
+        return false;
+    struct class_key k;
+    if (!class_key_of(jni, cls, &k))
+        return false;
+    pthread_mutex_lock(&ann_lock);
+    bool other = !atomic_load(&r->loaded) && pending_other_locked(jni, &k);
+    pthread_mutex_unlock(&ann_lock);
+    class_key_free(jni, &k);
+    return other;
+}
+
+/* Wait until no other thread is defining the class: its definer has posted the CLASS_LOAD
+ * (or could not link it, and left it to whoever needs it). Not on the init thread during
+ * start-up: other threads become definers only past the start gate. */
+static void wait_for_definer(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    if (atomic_load(&g_shim.phase) < PHASE_LIVE)
+        return;
+    JNIEnv *d = atomic_load(&r->definer);
+    if (d == jni || (d == NULL && (atomic_load(&r->loaded) || atomic_load(&npending) == 0)))
+        return;
+    struct class_key k;
+    bool keyed = !atomic_load(&r->loaded) && class_key_of(jni, cls, &k);
+    pthread_mutex_lock(&ann_lock);
+    for (;;) {
+        d = atomic_load(&r->definer);
+        if ((d != NULL && d != jni) ||
+            (d == NULL && keyed && !atomic_load(&r->loaded) && pending_other_locked(jni, &k))) {
+            pthread_cond_wait(&ann_cond, &ann_lock);
+            continue;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&ann_lock);
+    if (keyed)
+        class_key_free(jni, &k);
+}
+
+/* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
+ * thread posts per instance; others wait until it is delivered. A use of the class from
+ * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
+ * not wait: the agent is being told about the class at that very moment. */
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
@@ -378,11 +639,15 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
               !(atomic_load(&r->announced) & (1u << i));
     if (!any)
         return;
-    /* Another thread waits at the start gate before claiming the class, not after: a claim
-     * held while parked there would make the init thread's replay wait for it in vain and
-     * then name the class before its CLASS_LOAD (seen under -Xcomp: a COMPILED_METHOD_LOAD
-     * of a java.lang.Thread method). */
+    /* No claim is ever held by a thread stopped at the start gate: such a thread waits there
+     * first, so the start-up announcement on the init thread, which needs every class it
+     * meets defined, makes each definition itself instead of waiting for one that cannot
+     * come before the gate opens. */
     events_gate_wait();
+    /* A class being defined on another thread (between its JVMTI ClassLoad and its
+     * CLASS_LOAD): that thread posts it, as HotSpot did, so wait for it. It is not held up
+     * by the start gate (it waited there before it became the definer). */
+    wait_for_definer(jni, r, cls);
     ensure_linked(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -396,14 +661,20 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
             post_class_load(jni, inst, r, cls, false);
             if (pushed)
                 tl_announcing_n--;
+            pthread_mutex_lock(&ann_lock);
             atomic_fetch_or(&r->announced, bit);
+            pthread_cond_broadcast(&ann_cond);
+            pthread_mutex_unlock(&ann_lock);
             continue;
         }
-        /* Someone else is announcing it: wait (bounded, so a handler that blocks on us
-         * cannot hang the VM). */
-        struct timespec ts = {0, 1000000};
-        for (int k = 0; k < 2000 && !(atomic_load(&r->announced) & bit); k++)
-            nanosleep(&ts, NULL);
+        /* Another thread is delivering it: the agent's CLASS_LOAD handler runs there, past
+         * the start gate (see above). Wait for it to return, with no time limit: HotSpot too
+         * let no thread use a class before its CLASS_LOAD handler had returned on the
+         * defining thread; only the agent's own handler can hold this up. */
+        pthread_mutex_lock(&ann_lock);
+        while (!(atomic_load(&r->announced) & bit))
+            pthread_cond_wait(&ann_cond, &ann_lock);
+        pthread_mutex_unlock(&ann_lock);
     }
 }
 
@@ -586,20 +857,84 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 
 /* ---- JVMTI callbacks ---- */
 
+/* CLASS_LOAD on the defining thread. HotSpot posted it inside the definition, on the thread
+ * that defined the class, after its CLASS_LOAD_HOOK (and after the CLASS_LOAD of the
+ * superclass and interfaces defined during its parse), before any code of it could run:
+ * coverage agents pair each CLASS_LOAD with the hook before it on the same thread. JVMTI's
+ * ClassLoad comes there, but JVMTI lists methods and fields only once the class is prepared
+ * (GetClassMethods: CLASS_NOT_PREPARED), and HotSpot's CLASS_LOAD carried them. So the class
+ * is linked here, on the defining thread, as reflection would link it (ensure_linked: no
+ * static initializer runs), and its CLASS_LOAD is posted at once. Until then this thread is
+ * the class's definer: a thread that links the class meanwhile (it found it in the
+ * dictionary) leaves the announcement to it, and a thread that would use it waits for it.
+ * When linking fails here (a verify error, which the JVM raises again at first use; or a
+ * superclass linked during its subclass's parse whose verification needs that very
+ * subclass: a ClassCircularityError while the subclass is still being defined), the class
+ * keeps its state and its CLASS_LOAD comes at its ClassPrepare: for a superclass, while its
+ * subclass is linked on this same thread, before the subclass's CLASS_LOAD. */
+static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
+{
+    (void)jvmti;
+    (void)thread;
+    if (atomic_load(&g_shim.phase) < PHASE_STARTING)
+        return;
+    bool on = !shim_quiet() && events_any(JVMPI_EVENT_CLASS_LOAD);
+    if (!on && atomic_load(&npending) == 0)
+        return;
+    if (on)
+        events_gate_wait(); /* before it is the definer: see announce() */
+    struct class_key k;
+    bool keyed = atomic_load(&npending) > 0 && class_key_of(jni, cls, &k);
+    struct class_rec *r = on ? rec_of(jni, cls) : NULL;
+    /* From the hook's entry to the record's definer in one step, for threads waiting. */
+    pthread_mutex_lock(&ann_lock);
+    struct pending_def *taken = keyed ? pending_take_locked(jni, &k, NULL) : NULL;
+    if (r != NULL) {
+        atomic_store(&r->definer, jni);
+        atomic_store(&r->loaded, true);
+    }
+    pthread_cond_broadcast(&ann_cond);
+    pthread_mutex_unlock(&ann_lock);
+    pending_free(jni, taken);
+    if (keyed)
+        class_key_free(jni, &k);
+    if (r == NULL)
+        return;
+    ensure_linked(jni, cls);
+    jint st = 0;
+    (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+    if (st & JVMTI_CLASS_STATUS_PREPARED)
+        classes_id_announced(jni, cls);
+    pthread_mutex_lock(&ann_lock);
+    atomic_store(&r->definer, NULL);
+    pthread_cond_broadcast(&ann_cond);
+    pthread_mutex_unlock(&ann_lock);
+    /* Another thread may have linked it after our attempt failed, while we were still its
+     * definer (its ClassPrepare then left it to us). */
+    if (!(st & JVMTI_CLASS_STATUS_PREPARED) &&
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) == JVMTI_ERROR_NONE &&
+        (st & JVMTI_CLASS_STATUS_PREPARED))
+        classes_id_announced(jni, cls);
+}
+
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass cls)
 {
     natives_class_prepare(jni, cls); /* even after ProfilerExit: the application runs on */
-    /* A class the shim's own Java work prepares is announced on first use instead. */
-    if (shim_quiet() || shim_own_java())
+    /* A class the shim's own Java work prepares is announced on first use instead, except
+     * the classes a link for an announcement prepares (see tl_linking). */
+    if (shim_quiet() || (shim_own_java() && tl_linking == 0))
         return;
     (void)jvmti;
     (void)thread;
-    classes_id_announced(jni, cls);
-    if (events_any(JVMPI_EVENT_CLASS_UNLOAD)) {
-        struct class_rec *r = rec_of(jni, cls);
-        if (r != NULL)
-            ensure_saved(jni, r, cls);
-    }
+    struct class_rec *r = rec_of(jni, cls);
+    /* While a thread defines the class (its ClassLoad links it), that thread posts the
+     * CLASS_LOAD once the link returns: not here, where the JVM holds the class's init lock,
+     * nor on another thread that links it meanwhile (even before that thread's ClassLoad:
+     * see pending_defs). */
+    if (r == NULL || (atomic_load(&r->definer) == NULL && !defined_elsewhere(jni, r, cls)))
+        classes_id_announced(jni, cls);
+    if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
+        ensure_saved(jni, r, cls);
 }
 
 void classes_replay(JNIEnv *jni)
@@ -616,9 +951,10 @@ void classes_replay(JNIEnv *jni)
     for (jint i = 0; i < n; i++) {
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
-        /* HotSpot replayed instance classes only, once they were defined and linked. */
-        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
-            !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE))) {
+        /* HotSpot replayed every instance class in its dictionary, linked or not: a class
+         * defined before the agent and linked later gets its CLASS_LOAD here, not at its
+         * ClassPrepare on whatever thread links it (announce() links it first). */
+        if (!(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE | JVMTI_CLASS_STATUS_ERROR))) {
             classes_id_announced(jni, cs[i]);
             posted++;
         }
@@ -763,7 +1099,10 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
                                             const unsigned char *data, jint *new_len,
                                             unsigned char **new_data)
 {
-    (void)redefined; (void)loader; (void)protection_domain;
+    (void)protection_domain;
+    if (redefined == NULL && name != NULL && !shim_quiet() &&
+        atomic_load(&g_shim.phase) >= PHASE_STARTING && events_any(JVMPI_EVENT_CLASS_LOAD))
+        pending_begin(jni, name, loader);
     const unsigned char *cur = data;
     jint cur_len = len;
     unsigned char *copy = NULL;         /* our copy of the latest accepted rewrite */
@@ -852,6 +1191,9 @@ void classes_module_init(void)
                              .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};
     events_register(JVMPI_EVENT_CLASS_LOAD, &load);
+    /* Always: a definition in progress (its hook seen) must end at its ClassLoad even if
+     * CLASS_LOAD is switched off in between, or threads would wait for it forever. */
+    events_need_always(JVMTI_EVENT_CLASS_LOAD);
     struct event_row unload = {.kind = EVK_ON,
                                .jvmti = {JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_OBJECT_FREE},
                                .on_change = unload_changed};
@@ -863,6 +1205,7 @@ void classes_module_init(void)
 
 void classes_module_callbacks(jvmtiEventCallbacks *cb)
 {
+    cb->ClassLoad = cb_class_load;
     cb->ClassPrepare = cb_class_prepare;
     cb->ClassFileLoadHook = cb_class_file_load_hook;
 }

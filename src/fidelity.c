@@ -62,7 +62,7 @@ static const struct fidelity_row rows[] = {
     E(39, "JNI_GLOBALREF_FREE", FID_EXACT, "from the JNI function table"),
     E(40, "JNI_WEAK_GLOBALREF_ALLOC", FID_EXACT, "from the JNI function table"),
     E(41, "JNI_WEAK_GLOBALREF_FREE", FID_EXACT, "from the JNI function table"),
-    E(42, "CLASS_LOAD", FID_DIFFERS, "posted at ClassPrepare, before <clinit>; methods in class-file order"),
+    E(42, "CLASS_LOAD", FID_DIFFERS, "posted on the defining thread, which links the class early; methods in class-file order"),
     E(43, "CLASS_UNLOAD", FID_DIFFERS, "posted by the shim's worker thread, some time after the collection"),
     E(44, "DATA_DUMP_REQUEST", FID_DIFFERS, "also posted on jcmd JVMTI.data_dump"),
     E(45, "DATA_RESET_REQUEST", FID_DIFFERS, "posted right after DATA_DUMP_REQUEST, as on HotSpot; also on jcmd"),

@@ -11,8 +11,10 @@
 #  - a sleeping thread: top frame native with lineno -3, frames down to nap@LINE:nap equal
 #    to Java's;
 #  - the calling thread inside a CLASS_LOAD handler (IdentTrigger, loaded by `new` at
-#    LINE:trigger): top frame IdentTrace.main at that line; a system thread: 0 frames; an
-#    ended thread: 0 frames; main blocked in a handler: ... IdentTrace.main@LINE:go.
+#    LINE:trigger): the handler runs inside the definition, as on HotSpot, so the top frame
+#    is ClassLoader.defineClass1 (native), the last IdentTrace.main at that line; a system
+#    thread: 0 frames; an ended thread: 0 frames; main blocked in a handler:
+#    ClassLoader.defineClass1 ... Class.forName0 ... IdentTrace.main@LINE:go.
 # Every method id in a trace must have been announced by CLASS_LOAD (checked by the agent).
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=60
@@ -57,13 +59,15 @@ expect_eq "$asl" "$jsl" "sleeper trace down to IdentTrace.nap:$LNAP = Java's"
 expect_grep "$o" '^ident_calltrace: sleeper n=[0-9]+ top_lineno=-3 trace=java\.lang\.Thread\.sleep[A-Za-z0-9]*:-3 ' "sleeper: top frame is the native Thread.sleep*, lineno -3"
 
 st=$(field 'selftrace n=[0-9]* on_event_thread=yes')
+# CLASS_LOAD comes inside the definition, as on HotSpot: the class loader's native
+# defineClass1 on top, main's `new IdentTrigger()` below it.
 case "$st" in
-  "IdentTrace.main:$LTRIG"*) ok "self trace in the CLASS_LOAD handler of IdentTrigger: top frame IdentTrace.main:$LTRIG ($st)" ;;
-  *) bad "self trace in the CLASS_LOAD handler: '$st', expected it to start with IdentTrace.main:$LTRIG"; show ;;
+  "java.lang.ClassLoader.defineClass1:-3 "*" IdentTrace.main:$LTRIG") ok "self trace in the CLASS_LOAD handler of IdentTrigger: ClassLoader.defineClass1 (native) on top ... IdentTrace.main:$LTRIG ($st)" ;;
+  *) bad "self trace in the CLASS_LOAD handler: '$st', expected java.lang.ClassLoader.defineClass1:-3 ... IdentTrace.main:$LTRIG"; show ;;
 esac
 expect_grep "$o" '^ident_calltrace: selftrace depth=2 n=[12] ' "self trace with depth 2: at most 2 frames"
 expect_grep "$o" '^ident_calltrace: self \(system thread\) n=0$' "a system thread's own trace: 0 frames"
 expect_grep "$o" '^ident_calltrace: ended thread n=(0|[0-9]+ \(env reused by a live thread\))$' "an ended thread's env: 0 frames (unless reused)"
-expect_grep "$o" "^ident_calltrace: main n=[0-9]+ trace=java\\.lang\\.Class\\.forName0:-3 .*IdentTrace\\.main:$LGO\$" \
-  "main blocked in a CLASS_LOAD handler: Class.forName0 (native) ... IdentTrace.main:$LGO"
+expect_grep "$o" "^ident_calltrace: main n=[0-9]+ trace=java\\.lang\\.ClassLoader\\.defineClass1:-3 .*java\\.lang\\.Class\\.forName0:-3 .*IdentTrace\\.main:$LGO\$" \
+  "main blocked in a CLASS_LOAD handler: ClassLoader.defineClass1 (native) ... Class.forName0 (native) ... IdentTrace.main:$LGO"
 finish

@@ -2,8 +2,8 @@
 # jit_twice.sh — one COMPILED_METHOD_LOAD per compiled body, however many JVMTI agents
 # listen. A native JVMTI agent (build/tools/libcmlgen.so, tests/tools/cmlgen.c) in the same
 # JVM enables CompiledMethodLoad and calls GenerateEvents 6 times (JVMTI then posts every
-# compiled method again, to every environment). The JIT-symbol agent jit_symbols
-# (legacy-agents/jit_symbols.c) counts COMPILED_METHOD_LOAD per (method_id, code_addr) and
+# compiled method again, to every environment). The JIT-symbol agent jit_bodies
+# (legacy-agents/jit_bodies.c) counts COMPILED_METHOD_LOAD per (method_id, code_addr) and
 # fails on a second one, and on a method whose class it had no CLASS_LOAD for. Runs: the
 # native agent before the shim and after it; and with the legacy agent enabling the event
 # late, from a system thread while methods compile (the shim replays what was compiled).
@@ -26,10 +26,10 @@ check() {
   echo "     $(grep -E '^(jit: done|cmlgen:)' "$o" | tr '\n' ' ')"
 }
 
-run_java "$GEN" "$(shim_arg jit_symbols)" -cp "$CLASSES" InvisHook 500
+run_java "$GEN" "$(shim_arg jit_bodies)" -cp "$CLASSES" InvisHook 500
 check "JVMTI agent first"
-run_java "$(shim_arg jit_symbols)" "$GEN" -cp "$CLASSES" InvisHook 500
+run_java "$(shim_arg jit_bodies)" "$GEN" -cp "$CLASSES" InvisHook 500
 check "shim first"
-run_java "$GEN" "$(shim_arg jit_symbols late)" -cp "$CLASSES" InvisHook 800
+run_java "$GEN" "$(shim_arg jit_bodies late)" -cp "$CLASSES" InvisHook 800
 check "enabled late"
 finish
