@@ -104,6 +104,8 @@ static const struct {
     [REP_DEFINITION_WAIT] = {"waits for a definition", false},
     [REP_EVENT_HELD] = {"events held back", false},
     [REP_EVENT_DEDUP] = {"events de-duplicated", false},
+    [REP_HELD_DIED] = {"objects of attaching threads that died before their THREAD_START "
+                       "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", false},
     [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", false},
     [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", false},
     [REP_SHIM_WARNING] = {"warnings logged by the shim", true},

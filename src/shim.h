@@ -18,7 +18,8 @@
  *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
  *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
  *                            the only lock waited on while blocking for the agent)
- *   5. class_lock, mid_lock, methods_lock, big_lock, free_lock, pending_lock, q_lock (worker queue),
+ *   5. class_lock, mid_lock, methods_lock, big_lock, free_lock, pending_lock, held_lock,
+ *      q_lock (worker queue),
  *      install_lock (JNI table): leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
