@@ -782,7 +782,9 @@ static void write_crash(int sig, const siginfo_t *si, uintptr_t pc, int in_slot,
         sw(fd, " (signal ");
         sw_num(fd, (uint64_t)sig, 10);
         sw(fd, ", si_code ");
-        sw_num(fd, (uint64_t)(int64_t)si->si_code, 10);
+        if (si->si_code < 0) /* sent, not a fault: SI_TKILL (-6) for abort() */
+            sw(fd, "-");
+        sw_num(fd, (uint64_t)(si->si_code < 0 ? -(int64_t)si->si_code : si->si_code), 10);
         sw(fd, ", address ");
         sw_num(fd, (uint64_t)(uintptr_t)si->si_addr, 16);
         sw(fd, ") at pc ");
