@@ -7,7 +7,10 @@
  * JVM_INIT_DONE, JVM_SHUT_DOWN, and with the option "methods" METHOD_ENTRY and METHOD_EXIT
  * (per-thread call counts). Every THREAD_START is printed with its name, group and parent
  * group; one with an empty or NULL name is a failure (HotSpot posted it once the thread's
- * Thread object existed).
+ * Thread object existed). With the option "frees" OBJECT_FREE is enabled too, and every
+ * allocated id is kept in a table, as heap profilers kept their object tables: an
+ * OBJECT_FREE of an id that no OBJECT_ALLOC announced is a failure (JVMPI: an object's
+ * OBJECT_ALLOC comes before any event naming it).
  *
  * The agent's own natives, for the workload class IdentAttach, which declares them `native`
  * and never calls System.loadLibrary (HotSpot looked natives up in -Xrun libraries too):
@@ -27,7 +30,8 @@
 static JavaVM *g_jvm;
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
-static int fails, init_done, with_methods;
+static int fails, init_done, with_methods, with_frees;
+static long frees, frees_unknown;
 static long unknown_env, events_after_init, nameless;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,6 +53,51 @@ static void say(const char *fmt, ...)
     } while (0)
 
 static const char *S(const char *s) { return s ? s : "NULL"; }
+
+/* ---- objects, by id (caller holds lock): an open-addressing table ---- */
+
+#define OBJ_SLOTS (1 << 20)
+static jobjectID *objs;
+static long nobjs;
+
+static unsigned long obj_hash(jobjectID id)
+{
+    return ((unsigned long)id * 0x9E3779B97F4A7C15ul) >> 44; /* 20 bits */
+}
+static void obj_add(jobjectID id)
+{
+    if (nobjs >= OBJ_SLOTS - 1024)
+        return; /* full: the test's workload stays far below */
+    unsigned long h = obj_hash(id);
+    while (objs[h] != NULL && objs[h] != id)
+        h = (h + 1) & (OBJ_SLOTS - 1);
+    if (objs[h] == NULL)
+        nobjs++;
+    objs[h] = id;
+}
+/* Remove id; 0 if it was not there. Backward-shift deletion keeps the probe chains. */
+static int obj_remove(jobjectID id)
+{
+    unsigned long h = obj_hash(id);
+    while (objs[h] != NULL && objs[h] != id)
+        h = (h + 1) & (OBJ_SLOTS - 1);
+    if (objs[h] == NULL)
+        return 0;
+    unsigned long i = h, j = h;
+    for (;;) {
+        j = (j + 1) & (OBJ_SLOTS - 1);
+        if (objs[j] == NULL)
+            break;
+        unsigned long k = obj_hash(objs[j]);
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            objs[i] = objs[j];
+            i = j;
+        }
+    }
+    objs[i] = NULL;
+    nobjs--;
+    return 1;
+}
 
 /* ---- threads, by env (caller holds lock) ---- */
 
@@ -120,8 +169,17 @@ static void notify(JVMPI_Event *ev)
         struct thr *t = known(ev, "OBJECT_ALLOC");
         if (t)
             t->allocs++;
+        if (with_frees)
+            obj_add(ev->u.obj_alloc.obj_id);
         break;
     }
+    case JVMPI_EVENT_OBJECT_FREE:
+        frees++;
+        if (!obj_remove(ev->u.obj_free.obj_id)) {
+            frees_unknown++;
+            FAIL("OBJECT_FREE of %p, which no OBJECT_ALLOC announced", (void *)ev->u.obj_free.obj_id);
+        }
+        break;
     case JVMPI_EVENT_METHOD_ENTRY: {
         struct thr *t = known(ev, "METHOD_ENTRY");
         if (t)
@@ -139,6 +197,8 @@ static void notify(JVMPI_Event *ev)
         say("init done");
         break;
     case JVMPI_EVENT_JVM_SHUT_DOWN:
+        if (with_frees)
+            say("frees=%ld frees_unknown=%ld", frees, frees_unknown);
         say("summary events=%ld unknown_env=%ld nameless=%ld fails=%d", events_after_init,
             unknown_env, nameless, fails);
         break;
@@ -219,7 +279,10 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     g_jvm = jvm;
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK)
         return JNI_ERR;
-    with_methods = options != NULL && strcmp(options, "methods") == 0;
+    with_methods = options != NULL && strstr(options, "methods") != NULL;
+    with_frees = options != NULL && strstr(options, "frees") != NULL;
+    if (with_frees && (objs = calloc(OBJ_SLOTS, sizeof *objs)) == NULL)
+        return JNI_ERR;
     lock = jvmpi->RawMonitorCreate("ident_attach");
     jvmpi->NotifyEvent = notify;
     jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
@@ -229,8 +292,10 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
         jvmpi->EnableEvent(JVMPI_EVENT_METHOD_EXIT, NULL);
     }
+    if (with_frees)
+        jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_FREE, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
-    say("loaded%s", with_methods ? " (with method events)" : "");
+    say("loaded%s%s", with_methods ? " (with method events)" : "", with_frees ? " (with OBJECT_FREE)" : "");
     return JNI_OK;
 }

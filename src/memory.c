@@ -648,6 +648,8 @@ static jint request_object_alloc(struct instance *inst, void *arg)
 
 /* ---- frees and the bracket ---- */
 
+static void queue_free(jlong id);
+
 void memory_on_free(jlong tag)
 {
     /* A class's mirror: its death is the class's unload (CLASS_UNLOAD), never OBJECT_FREE,
@@ -678,6 +680,11 @@ void memory_on_free(jlong tag)
      * monitor event or GetThreadObject named it first. */
     if (mirror || !events_any(JVMPI_EVENT_OBJECT_FREE))
         return;
+    queue_free(id);
+}
+
+static void queue_free(jlong id)
+{
     pthread_mutex_lock(&free_lock);
     if (free_n == free_cap) {
         size_t cap = free_cap ? free_cap * 2 : 4096;
@@ -741,6 +748,120 @@ static void flush_frees(bool always)
     hc.heap_reference_callback = abort_walk;
     jvmti_ok_at((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, NULL, &hc, NULL),
                 LOG_INFO, "FollowReferences to collect pending ObjectFree events");
+}
+
+/* ---- OBJECT_ALLOCs held on an attaching thread ----
+ * threads.c holds an attaching thread's events (its OBJECT_ALLOCs among them) in a
+ * thread-local queue until its THREAD_START. A collection's bracket in that window would
+ * post the OBJECT_FREE of such an object before its OBJECT_ALLOC. So the held ones are
+ * listed here (rare: only attaching threads, while their Thread object is built), and the
+ * bracket, for a free whose allocation is still held by every agent, drops the free and
+ * marks the object dead, so the allocation is dropped too; for one being posted right now
+ * (or posted to some agents and held for others), it keeps the free for the next bracket.
+ * held_lock is a leaf; held_count lets the bracket skip the lookup when nothing is held. */
+struct held_alloc {
+    jlong id;
+    uint32_t held_mask;   /* instances whose OBJECT_ALLOC is held */
+    uint32_t posted_mask; /* instances it was posted to from the hold */
+    int posting;          /* posts in progress */
+    bool died;            /* its free came while it was held by every agent */
+    UT_hash_handle hh;
+};
+static struct held_alloc *held_allocs;
+static _Atomic size_t held_count;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void held_remove_if_done(struct held_alloc *e)
+{
+    if (e->held_mask == 0 && e->posting == 0) {
+        HASH_DEL(held_allocs, e);
+        free(e);
+        atomic_fetch_sub(&held_count, 1);
+    }
+}
+
+bool memory_alloc_held(struct instance *inst, jobjectID id)
+{
+    jlong key = ids_tag(id) & TAG_ID_MASK;
+    struct held_alloc *e;
+    pthread_mutex_lock(&held_lock);
+    HASH_FIND(hh, held_allocs, &key, sizeof key, e);
+    if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) {
+        e->id = key;
+        HASH_ADD(hh, held_allocs, id, sizeof e->id, e);
+        atomic_fetch_add(&held_count, 1);
+    }
+    if (e != NULL)
+        e->held_mask |= 1u << inst->slot;
+    pthread_mutex_unlock(&held_lock);
+    return e != NULL;
+}
+
+bool memory_alloc_release_begin(struct instance *inst, jobjectID id)
+{
+    jlong key = ids_tag(id) & TAG_ID_MASK;
+    struct held_alloc *e;
+    bool post = true;
+    pthread_mutex_lock(&held_lock);
+    HASH_FIND(hh, held_allocs, &key, sizeof key, e);
+    if (e != NULL) {
+        e->held_mask &= ~(1u << inst->slot);
+        if (e->died)
+            post = false;
+        else
+            e->posting++;
+        held_remove_if_done(e);
+    }
+    pthread_mutex_unlock(&held_lock);
+    return post;
+}
+
+void memory_alloc_release_end(struct instance *inst, jobjectID id)
+{
+    jlong key = ids_tag(id) & TAG_ID_MASK;
+    struct held_alloc *e;
+    pthread_mutex_lock(&held_lock);
+    HASH_FIND(hh, held_allocs, &key, sizeof key, e);
+    if (e != NULL) {
+        e->posting--;
+        e->posted_mask |= 1u << inst->slot;
+        held_remove_if_done(e);
+    }
+    pthread_mutex_unlock(&held_lock);
+}
+
+/* The bracket's frees, ids[0..n): those whose OBJECT_ALLOC is still held are taken out
+ * (dropped, or moved to *later for the next bracket). Returns the new n. */
+static size_t frees_after_held(jlong *ids, size_t n, jlong **later, size_t *nlater)
+{
+    *later = NULL;
+    *nlater = 0;
+    if (atomic_load(&held_count) == 0)
+        return n;
+    size_t out = 0, dropped = 0;
+    pthread_mutex_lock(&held_lock);
+    for (size_t i = 0; i < n; i++) {
+        struct held_alloc *e;
+        HASH_FIND(hh, held_allocs, &ids[i], sizeof ids[i], e);
+        if (e == NULL) {
+            ids[out++] = ids[i];
+        } else if (e->posting > 0 || e->posted_mask != 0) {
+            jlong *p = realloc(*later, (*nlater + 1) * sizeof *p);
+            if (p != NULL) {
+                *later = p;
+                p[(*nlater)++] = ids[i];
+            }
+        } else {
+            e->died = true;
+            dropped++;
+        }
+    }
+    pthread_mutex_unlock(&held_lock);
+    if (dropped > 0)
+        report_note(REP_HELD_DIED, "an object allocated by a thread attaching through JNI died "
+                                     "before its THREAD_START: neither its OBJECT_ALLOC nor its "
+                                     "OBJECT_FREE posted (%zu in one collection)", dropped);
+    return out;
 }
 
 /* Runtime.getRuntime() and totalMemory(), resolved and called once at VMInit before any
@@ -915,6 +1036,12 @@ static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
     int owed = atomic_load(&gc_owed);
     while (owed > 0 && !atomic_compare_exchange_weak(&gc_owed, &owed, owed - 1))
         ;
+    jlong *later;
+    size_t nlater;
+    n = frees_after_held(ids, n, &later, &nlater);
+    for (size_t i = 0; i < nlater; i++) /* for the next bracket: their allocation first */
+        queue_free(later[i]);
+    free(later);
 
     JVMPI_Event ev;
     atomic_store(&bracket_open, true);

@@ -30,6 +30,14 @@ bool memory_alloc_complete(void);
 /* Post OBJECT_ALLOC for n objects given as (full tag, class tag, size) triples, whose tags
  * already carry the "allocation posted" flag (heap dumps that tagged them first). */
 void memory_announce_tags(JNIEnv *jni, const jlong *triples, size_t n);
+/* OBJECT_ALLOCs held back on a thread attaching through JNI until its THREAD_START
+ * (threads.c), so that the GC bracket never posts such an object's OBJECT_FREE first.
+ * held: before holding inst's copy (false: cannot be tracked, post it now). release_begin:
+ * before posting it; false if the object died while held (then neither its OBJECT_ALLOC
+ * nor its OBJECT_FREE reaches any agent). release_end: after posting it. */
+bool memory_alloc_held(struct instance *inst, jobjectID id);
+bool memory_alloc_release_begin(struct instance *inst, jobjectID id);
+void memory_alloc_release_end(struct instance *inst, jobjectID id);
 void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */

@@ -104,6 +104,8 @@ static const struct {
     [REP_DEFINITION_WAIT] = {"waits for a definition", false},
     [REP_EVENT_HELD] = {"events held back", false},
     [REP_EVENT_DEDUP] = {"events de-duplicated", false},
+    [REP_HELD_DIED] = {"objects of attaching threads that died before their THREAD_START "
+                       "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", false},
     [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", false},
     [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", false},
     [REP_SHIM_WARNING] = {"warnings logged by the shim", true},
@@ -192,6 +194,7 @@ void report_misuse(struct instance *inst, int level, const char *fmt, ...)
 static _Atomic(struct report_times *) all_times;
 static pthread_key_t times_key;
 static pthread_once_t times_once = PTHREAD_ONCE_INIT;
+static _Atomic bool times_key_made;
 
 static void times_release(void *p)
 {
@@ -202,7 +205,21 @@ static void times_release(void *p)
 
 static void times_key_init(void)
 {
-    pthread_key_create(&times_key, times_release);
+    if (pthread_key_create(&times_key, times_release) == 0)
+        atomic_store(&times_key_made, true);
+}
+
+/* May the signal handler read this thread's report_tl? The shim is dlopened, so its
+ * thread-locals live in dynamic TLS, which glibc allocates (malloc) on a thread's first
+ * touch: from a handler, on a thread that aborted inside malloc (heap corruption) or in
+ * the JVM's abort() after hs_err, that would deadlock on the malloc lock and hang the JVM
+ * instead of letting it die. A thread that claimed its report_times has touched its TLS
+ * (report_tl.times) and set times_key; pthread_getspecific only reads the thread
+ * descriptor (glibc: no lock, no allocation). A thread in an event or a JVMPI function
+ * has claimed (report_event_begin / report_fn_begin). */
+static bool tl_readable(void)
+{
+    return atomic_load(&times_key_made) && pthread_getspecific(times_key) != NULL;
 }
 
 struct report_times *report_times_claim(void)
@@ -320,6 +337,8 @@ static const char *signals_note = "";
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf: file writes only */
 static _Atomic int end_signal;   /* SIGTERM/SIGINT noted by the handler, else 0 */
 static _Atomic int crash_signal; /* a crash the shim recorded (the JVM may have survived it) */
+static _Atomic int crash_claimed; /* the crash record is written (or being written) */
+static _Atomic int rewriting;     /* write_one is truncating and rewriting a report file */
 
 static const char *sig_name(int sig)
 {
@@ -560,6 +579,14 @@ static void write_one(struct instance *inst, const char *how, bool final)
     fclose(m);
     int fd = rep_fd[s];
     bool ok = false;
+    /* Dekker with the crash handler (both seq_cst): either it sees `rewriting` and waits
+     * for this rewrite to end, or this sees crash_claimed and leaves its record alone. */
+    atomic_store(&rewriting, 1);
+    if (atomic_load(&crash_claimed) && !final) {
+        atomic_store(&rewriting, 0);
+        free(buf);
+        return;
+    }
     if (fd >= 0 && ftruncate(fd, 0) == 0) {
         size_t off = 0;
         while (off < len) {
@@ -572,6 +599,7 @@ static void write_one(struct instance *inst, const char *how, bool final)
         }
         ok = off == len;
     }
+    atomic_store(&rewriting, 0);
     free(buf);
     if (!ok && fd >= 0)
         log_error("agent %d: report=%s: writing the migration report failed: %s", s,
@@ -662,7 +690,6 @@ static struct range agent_text[SHIM_MAX_INSTANCES], shim_text, libc_text;
 static struct sigaction prev_act[NSIG];
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static const int end_sigs[] = {SIGTERM, SIGINT};
-static _Atomic int crash_claimed;
 
 static inline bool in_range(const struct range *r, uintptr_t pc)
 {
@@ -743,9 +770,9 @@ static const char *fn_name_safe(int fn)
 }
 
 /* What the report knows, to every report file, with write(2) only. */
-static void write_crash(int sig, const siginfo_t *si, uintptr_t pc, int in_slot, bool in_shim)
+static void write_crash(int sig, const siginfo_t *si, uintptr_t pc, int in_slot, bool in_shim,
+                        int slot, int ev, int fn)
 {
-    int slot = report_tl.slot, ev = report_tl.event, fn = report_tl.fn;
     for (int i = 0; i < g_shim.ninst; i++) {
         int fd = rep_fd[i];
         if (fd < 0)
@@ -755,7 +782,9 @@ static void write_crash(int sig, const siginfo_t *si, uintptr_t pc, int in_slot,
         sw(fd, " (signal ");
         sw_num(fd, (uint64_t)sig, 10);
         sw(fd, ", si_code ");
-        sw_num(fd, (uint64_t)(int64_t)si->si_code, 10);
+        if (si->si_code < 0) /* sent, not a fault: SI_TKILL (-6) for abort() */
+            sw(fd, "-");
+        sw_num(fd, (uint64_t)(si->si_code < 0 ? -(int64_t)si->si_code : si->si_code), 10);
         sw(fd, ", address ");
         sw_num(fd, (uint64_t)(uintptr_t)si->si_addr, 16);
         sw(fd, ") at pc ");
@@ -905,13 +934,27 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
      * (an abort, a near-NULL access in libc): a thread's first touch of a thread-local may
      * allocate, which the JVM's own signals (safepoint polls, implicit null checks in
      * compiled code, SafeFetch in libjvm) must never pay for. */
-    if (!ours && (sig == SIGABRT ||
-                  ((sig == SIGSEGV || sig == SIGBUS) && in_range(&libc_text, pc) && si != NULL &&
-                   (uintptr_t)si->si_addr < 65536)))
-        ours = report_tl.slot >= 0; /* abort(), strlen(NULL) and the like, from the agent */
+    int slot = -1, ev = -1, fn = -1;
+    bool crash_anyway = sig == SIGABRT ||
+                        ((sig == SIGSEGV || sig == SIGBUS) && in_range(&libc_text, pc) && si != NULL &&
+                         (uintptr_t)si->si_addr < 65536);
+    if ((ours || crash_anyway) && tl_readable()) {
+        slot = report_tl.slot;
+        ev = report_tl.event;
+        fn = report_tl.fn;
+    }
+    if (!ours && crash_anyway)
+        ours = slot >= 0; /* abort(), strlen(NULL) and the like, from the agent */
     if (ours && !atomic_exchange(&crash_claimed, 1)) {
         atomic_store(&crash_signal, sig);
-        write_crash(sig, si, pc, in_slot, in_shim);
+        /* A checkpoint rewriting the file (ftruncate, then the text) would erase a record
+         * appended meanwhile: wait for one in progress (bounded: the crash may be on the
+         * writing thread itself); none starts after crash_claimed. */
+        for (int i = 0; i < 200 && atomic_load(&rewriting); i++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        write_crash(sig, si, pc, in_slot, in_shim, slot, ev, fn);
     }
     chain(sig, si, ucv);
 }

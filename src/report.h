@@ -25,6 +25,7 @@ enum report_kind {
     REP_DEFINITION_WAIT,  /* an event waited for the definition of an id it names */
     REP_EVENT_HELD,       /* an event held back (start gate, GC gate, ordering) */
     REP_EVENT_DEDUP,      /* an event dropped as a duplicate of one already delivered */
+    REP_HELD_DIED,        /* an object died while its OBJECT_ALLOC was held: both dropped */
     REP_NATIVE_BOUND,     /* a Java native method bound to code in the agent library */
     REP_VIRTUAL_THREAD,   /* a virtual thread ran: its events carry its carrier's env_id */
     REP_SHIM_WARNING,     /* a warning the shim logged (not the agent's misuse) */

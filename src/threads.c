@@ -716,6 +716,9 @@ bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev)
         tl_held = h;
         tl_held_cap = cap;
     }
+    /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory.c). */
+    if (ev->event_type == JVMPI_EVENT_OBJECT_ALLOC && !memory_alloc_held(inst, ev->u.obj_alloc.obj_id))
+        return false;
     tl_held[tl_held_n].inst = inst;
     tl_held[tl_held_n].ev = *ev;
     tl_held_n++;
@@ -730,8 +733,14 @@ static void flush_held(void)
         size_t n = tl_held_n;
         tl_held = NULL;
         tl_held_n = tl_held_cap = 0;
-        for (size_t i = 0; i < n; i++)
-            event_post(h[i].inst, &h[i].ev);
+        for (size_t i = 0; i < n; i++) {
+            if (h[i].ev.event_type != JVMPI_EVENT_OBJECT_ALLOC) {
+                event_post(h[i].inst, &h[i].ev);
+            } else if (memory_alloc_release_begin(h[i].inst, h[i].ev.u.obj_alloc.obj_id)) {
+                event_post(h[i].inst, &h[i].ev);
+                memory_alloc_release_end(h[i].inst, h[i].ev.u.obj_alloc.obj_id);
+            } /* else it died while held: its OBJECT_FREE was dropped as well */
+        }
         free(h);
     }
 }

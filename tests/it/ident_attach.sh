@@ -9,13 +9,20 @@
 #    a group each get one THREAD_START with that name, group and parent group (as Java
 #    reports them), none nameless, and a THREAD_END; no event of theirs (OBJECT_ALLOC while
 #    the JVM builds their Thread object included) comes from an env without THREAD_START.
+#  - A third run (frees) enables OBJECT_FREE too, and the workload, where this JVM still has
+#    a security manager, makes garbage and collects it inside each attaching thread's Thread
+#    constructor (its checkAccess), before that thread's THREAD_START: no OBJECT_FREE may
+#    name an id that no OBJECT_ALLOC announced (the agent keeps an object table).
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
 N=8
 
-for mode in plain methods; do
-  opt=""; [ $mode = methods ] && opt=methods
-  run_java "$(shim_arg ident_attach "$opt")" -cp "$CLASSES" IdentAttach
+for mode in plain methods frees; do
+  opt=""; arg=""
+  [ $mode = methods ] && opt=methods
+  [ $mode = frees ] && opt=frees && arg=gc
+  # shellcheck disable=SC2086 # arg is empty or one word
+  run_java "$(shim_arg ident_attach "$opt")" -cp "$CLASSES" IdentAttach $arg
   o=$WORK/out
   cp "$o" "$WORK/out.$mode"; cp "$WORK/err" "$WORK/err.$mode"
   expect_rc 0
@@ -32,6 +39,15 @@ for mode in plain methods; do
     if [ "$c" -eq 1 ]; then ok "[$mode] one THREAD_START $truth"; else bad "[$mode] $c THREAD_STARTs '$truth'"; grep "ident_attach: start name=ident-attach-$k " "$o" | sed 's/^/     > /'; fi
   done
   expect_count "$o" '^ident_attach: end name=ident-attach-[0-9]+ ' $N "[$mode] a THREAD_END for each attached thread"
+  if [ $mode = frees ]; then
+    expect_grep "$o" '^ident_attach: frees=[0-9]+ frees_unknown=0$' "[$mode] no OBJECT_FREE of an id never announced"
+    if grep -q '^IdentAttach: gc in constructor installed$' "$o"; then
+      expect_grep "$o" "^IdentAttach: garbage rounds=$N\$" "[$mode] each attaching thread collected garbage inside its Thread constructor"
+      expect_grep "$o" '^ident_attach: frees=[1-9][0-9]* ' "[$mode] the collections' frees were delivered"
+    else
+      ok "[$mode] this JVM has no security manager: no code runs inside the attaching threads' constructors"
+    fi
+  fi
   if [ $mode = methods ]; then
     expect_grep "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[1-9][0-9]* entries=[1-9]' "[$mode] attached threads' allocations and method entries counted under their THREAD_START"
   else

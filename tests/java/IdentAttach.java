@@ -4,7 +4,13 @@ import java.util.concurrent.CyclicBarrier;
  * library (legacy-agents/ident_attach.c); nothing here loads a library, as with -Xrun
  * agents' helper classes. attach() makes 8 native threads attach at once, named
  * ident-attach-K in group identGroup; each calls fromNative(K), which prints the ground
- * truth. Meanwhile 8 Java threads start at once. */
+ * truth. Meanwhile 8 Java threads start at once.
+ * With the argument "gc": a security manager (where this JVM still has one) is installed
+ * whose checkAccess(ThreadGroup), which the Thread constructor calls, makes garbage on a
+ * thread whose Thread object is being built (an attaching thread: it has no group yet),
+ * collects it with System.gc() and sleeps, so that the collection's frees come while that
+ * thread's THREAD_START is still ahead. */
+
 public class IdentAttach {
     static final int N = 8;
     static native int attach(int n, ThreadGroup group);
@@ -24,7 +30,39 @@ public class IdentAttach {
         }
     }
 
+    static volatile int garbageRounds;
+
+    static final class GcInConstructor extends SecurityManager {
+        @Override public void checkPermission(java.security.Permission p) {}
+        @Override public void checkPermission(java.security.Permission p, Object ctx) {}
+        @Override public void checkAccess(ThreadGroup g) {
+            if (Thread.currentThread().getThreadGroup() != null)
+                return; /* not a Thread object being built (its group is set after this) */
+            for (int i = 0; i < 200; i++)
+                sink = new byte[64];
+            sink = null;
+            System.gc();
+            System.gc(); /* the first one's frees posted by the second at the latest */
+            garbageRounds++;
+            try { Thread.sleep(300); } catch (InterruptedException e) { }
+        }
+    }
+
+    @SuppressWarnings("removal")
+    static boolean installGcInConstructor() {
+        GcInConstructor sm = new GcInConstructor();
+        sm.checkAccess(Thread.currentThread().getThreadGroup()); /* linked before use */
+        try {
+            System.setSecurityManager(sm);
+            return true;
+        } catch (UnsupportedOperationException e) {
+            return false; /* this JVM has no security manager any more */
+        }
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("gc"))
+            System.out.println("IdentAttach: gc in constructor " + (installGcInConstructor() ? "installed" : "unavailable"));
         System.out.println("IdentAttach: hello=" + hello("IdentAttach"));
         CyclicBarrier go = new CyclicBarrier(N);
         Thread[] ts = new Thread[N];
@@ -41,6 +79,8 @@ public class IdentAttach {
         for (Thread t : ts)
             t.join();
         System.out.println("IdentAttach: attached=" + n);
+        if (args.length > 0 && args[0].equals("gc"))
+            System.out.println("IdentAttach: garbage rounds=" + garbageRounds);
         System.out.println("IdentAttach: done");
     }
 }
