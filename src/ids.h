@@ -33,8 +33,25 @@ static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
         words = 0;
     return (tag & TAG_ID_MASK) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
-/* A local ref for a live id, or NULL (and *why says why) for NULL, garbage and dead ids. */
+/* A local ref for a live id, or NULL (and *why says why: one of IDS_WHY_* or another
+ * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
+extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DEAD;
+/* Objects at hand: an event that names objects it holds local refs to opens a scope before
+ * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
+ * thread while a scope is open, so a request from the handler resolves the id at once. */
+int ids_hand_open(void);
+void ids_hand_close(int mark);
+void ids_hand(jobjectID id, jobject obj);
+/* An id the agent passed that could not be used is logged as a warning once per kind per
+ * agent; the others at level info, all of them counted (in the migration report per call
+ * site, and in one line per kind at shutdown: ids_bad_summary). O(1). */
+enum { IDS_BAD_NULL, IDS_BAD_GARBAGE, IDS_BAD_DEAD, IDS_BAD_KIND, IDS_BAD_OTHER, IDS_BAD_KINDS };
+struct instance;
+int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
+int ids_bad_level(struct instance *inst, int kind);
+#define ids_bad(inst, kind, ...) report_misuse((inst), ids_bad_level((inst), (kind)), __VA_ARGS__)
+void ids_bad_summary(void);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 

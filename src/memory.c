@@ -454,6 +454,7 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
         }
     }
     (*jni)->DeleteLocalRef(jni, cls);
+    ids_hand(id, obj); /* at hand while the event that names it is delivered */
     return id;
 }
 
@@ -490,8 +491,8 @@ static jint request_object_alloc(struct instance *inst, void *arg)
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
     if (o == NULL) {
-        report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
-                                      (void *)id, why);
+        ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
+                (void *)id, why);
     } else {
         jlong size = 0;
         (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);

@@ -62,7 +62,7 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
 {
     JNIEnv *jni = shim_current_jni();
     if (id == NULL) {
-        report_misuse(inst, LOG_WARN, "jobjectID2jobject(NULL): NULL");
+        ids_bad(inst, IDS_BAD_NULL, "jobjectID2jobject(NULL): NULL%s", "");
         return NULL;
     }
     if (jni == NULL) {
@@ -74,6 +74,6 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
     /* A local ref in the caller's current frame, as HotSpot made. */
     jobject o = ids_resolve(jni, id, &why);
     if (o == NULL)
-        report_misuse(inst, LOG_WARN, "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
+        ids_bad(inst, ids_bad_kind(why), "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
     return o;
 }
