@@ -7,6 +7,8 @@
  * "ensure" THREADS PER: THREADS threads start at once; thread t makes PER objects, A, B, C in
  * turn (serials t*PER + i), calls touch() on each twice, and keeps them until every thread is
  * done. Prints "IdsWork: ensure A=<n> B=<n> C=<n>": how many of each got touch() calls.
+ * With a fourth argument HEAP (the benchmark), HEAP small objects of another class are made
+ * and kept first, and "BENCH ensure heap=HEAP elapsed_ms=T" times the threads' part.
  *
  * "badids" NA NB CALLS: keeps NA As and NB Bs, sets jvmpishim.ids.ready, waits for
  * jvmpishim.ids.drop, drops the As and collects (System.gc() three times), sets
@@ -24,11 +26,20 @@ public class IdsWork {
     static final class B { int serial; long x, y; B(int s) { serial = s; x = s; y = -s; } int touch() { return serial + (int) (x - y); } }
     static final class C { int serial; long a, b, c, d, e, f; C(int s) { serial = s; a = s; f = s; } int touch() { return serial + (int) (a + f); } }
 
+    static final class D { int v; D(int x) { v = x; } }
     static Object[] as; static B[] bs; static C[] cs; static A[][] arrays;
     static volatile int sink;
 
     public static void main(String[] args) throws Exception {
-        if (args[0].equals("ensure")) ensure(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+        if (args[0].equals("ensure")) {
+            int heap = args.length > 3 ? Integer.parseInt(args[3]) : 0;
+            Object[] keep = new Object[heap];
+            for (int i = 0; i < heap; i++) keep[i] = new D(i);
+            long t0 = System.nanoTime();
+            ensure(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+            long t1 = System.nanoTime();
+            System.out.println("BENCH ensure heap=" + keep.length + " elapsed_ms=" + (t1 - t0) / 1000000);
+        }
         else if (args[0].equals("badids")) badids(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
         else dumpask(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
     }
