@@ -4,6 +4,9 @@
 #   bench/run.sh                     every scenario on every JDK tools/find-jdk.sh lists
 #   bench/run.sh --summarize DIR     print the report again from DIR/results.tsv
 #
+# The object-id scenarios (ensure, dumpask, badids at 100 k-4 M live objects) are in
+# bench/ids.sh, run on their own (docs/performance.md, "Object ids").
+#
 # Environment:
 #   BENCH_JDKS="DIR ..."     JDK homes to run on (default: tools/find-jdk.sh all)
 #   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads dump calltrace scaling

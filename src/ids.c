@@ -241,12 +241,21 @@ static bool idx_rebuild(JNIEnv *jni)
     jlong one = 1;
     jint n = 0;
     jobject *objs = NULL;
+    /* GetObjectsWithTags makes a local reference per object: in a frame of their own, all
+     * dropped at once by PopLocalFrame. */
+    if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
+        (*scan)->DisposeEnvironment(scan);
+        idx.scan = NULL;
+        return false;
+    }
     jvmtiError err = (*scan)->GetObjectsWithTags(scan, 1, &one, &n, &objs, NULL);
     /* Untag: dropping the pass's environment drops its whole tag map at once. */
     (*scan)->DisposeEnvironment(scan);
     idx.scan = NULL;
-    if (!jvmti_ok_at(err, LOG_WARN, "GetObjectsWithTags to index object ids"))
+    if (!jvmti_ok_at(err, LOG_WARN, "GetObjectsWithTags to index object ids")) {
+        (*jni)->PopLocalFrame(jni, NULL);
         return false;
+    }
     clock_gettime(CLOCK_MONOTONIC, &tb);
     size_t cap = 64;
     while (cap < (size_t)n * 2)
@@ -256,9 +265,8 @@ static bool idx_rebuild(JNIEnv *jni)
     if (keys == NULL || refs == NULL) {
         free(keys);
         free(refs);
-        for (jint i = 0; i < n; i++)
-            (*jni)->DeleteLocalRef(jni, objs[i]);
         (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+        (*jni)->PopLocalFrame(jni, NULL);
         log_warn("ids: out of memory indexing %d objects", (int)n);
         return false;
     }
@@ -285,9 +293,9 @@ static bool idx_rebuild(JNIEnv *jni)
                 count++;
             }
         }
-        (*jni)->DeleteLocalRef(jni, objs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    (*jni)->PopLocalFrame(jni, NULL);
     for (size_t i = 0; i < idx.cap; i++)
         if (idx.refs[i] != NULL)
             (*jni)->DeleteWeakGlobalRef(jni, idx.refs[i]);
