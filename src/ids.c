@@ -110,11 +110,12 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
  * one lookup costs the whole map. Two tables answer instead, each in O(1):
  *
  * 1. Objects at hand. An event that hands out ids of objects the shim holds references to
- *    (a METHOD_ENTRY2 receiver, a monitor object) opens a scope (ids_hand_open) around
+ *    (a METHOD_ENTRY2 receiver, a monitor object, the object of an OBJECT_ALLOC) opens a scope (ids_hand_open) around
  *    building and delivering it, and records each (id, local ref) in a per-thread array.
  *    The refs live until the scope closes, which is after the delivery, so a request made
  *    by the agent inside its handler ("ensure defined": RequestEvent(OBJECT_ALLOC) for a
  *    receiver not seen before) finds the object there. No memory per object, no lock.
+ *    The array and its scope functions are inline in ids.h (the allocation path uses them).
  * 2. The index: id -> JNI weak global reference, built in one pass over the heap when an id
  *    is asked for that neither the at-hand array nor the current index covers. A second
  *    JVMTI environment, whose tag map is private to this pass, tags every object with 1;
@@ -140,34 +141,8 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
  * both.
  */
 
-#define HAND_MAX 16
-struct hand {
-    jlong id;
-    jobject ref;
-};
-static _Thread_local struct hand tl_hand[HAND_MAX];
-static _Thread_local int tl_hand_n, tl_hand_depth;
-
-int ids_hand_open(void)
-{
-    tl_hand_depth++;
-    return tl_hand_n;
-}
-
-void ids_hand_close(int mark)
-{
-    tl_hand_n = mark;
-    tl_hand_depth--;
-}
-
-void ids_hand(jobjectID id, jobject obj)
-{
-    if (tl_hand_depth > 0 && id != NULL && obj != NULL && tl_hand_n < HAND_MAX) {
-        tl_hand[tl_hand_n].id = ids_tag(id);
-        tl_hand[tl_hand_n].ref = obj;
-        tl_hand_n++;
-    }
-}
+_Thread_local struct ids_hand_entry ids_tl_hand[IDS_HAND_MAX];
+_Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
 
 /* The index: open addressing on the id, key 0 = empty, at most half full. */
 static pthread_mutex_t idx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -332,9 +307,9 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
         return NULL;
     }
     jlong want = ids_tag(id);
-    for (int i = tl_hand_n - 1; i >= 0; i--)
-        if (tl_hand[i].id == want)
-            return (*jni)->NewLocalRef(jni, tl_hand[i].ref);
+    for (int i = ids_tl_hand_n - 1; i >= 0; i--)
+        if (ids_tl_hand[i].id == want)
+            return (*jni)->NewLocalRef(jni, ids_tl_hand[i].ref);
     jobject r = NULL;
     pthread_mutex_lock(&idx_lock);
     bool ok = want < idx.covered || idx_rebuild(jni);

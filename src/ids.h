@@ -40,9 +40,32 @@ extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DE
 /* Objects at hand: an event that names objects it holds local refs to opens a scope before
  * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
  * thread while a scope is open, so a request from the handler resolves the id at once. */
-int ids_hand_open(void);
-void ids_hand_close(int mark);
-void ids_hand(jobjectID id, jobject obj);
+#define IDS_HAND_MAX 16
+struct ids_hand_entry {
+    jlong id;
+    jobject ref;
+};
+extern _Thread_local struct ids_hand_entry ids_tl_hand[IDS_HAND_MAX];
+extern _Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+static inline int ids_hand_open(void)
+{
+    ids_tl_hand_depth++;
+    return ids_tl_hand_n;
+}
+static inline void ids_hand_close(int mark)
+{
+    ids_tl_hand_n = mark;
+    ids_tl_hand_depth--;
+}
+static inline void ids_hand(jobjectID id, jobject obj)
+{
+    int n = ids_tl_hand_n;
+    if (ids_tl_hand_depth > 0 && id != NULL && obj != NULL && n < IDS_HAND_MAX) {
+        ids_tl_hand[n].id = (jlong)(intptr_t)id;
+        ids_tl_hand[n].ref = obj;
+        ids_tl_hand_n = n + 1;
+    }
+}
 /* An id the agent passed that could not be used is logged as a warning once per kind per
  * agent; the others at level info, all of them counted (in the migration report per call
  * site, and in one line per kind at shutdown: ids_bad_summary). O(1). */

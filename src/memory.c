@@ -250,8 +250,11 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     jobjectID class_id = NULL;
     if (cls != NULL)
         classes_alloc_info(jni, cls, &is_array, &class_id);
-    (void)obj;
     announce_arena(jni);
+    /* The new object is at hand for requests from the handler (jobjectID2jobject,
+     * OBJECT_DUMP of the object just announced). */
+    int hand = ids_hand_open();
+    ids_hand(id, obj);
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_OBJECT_ALLOC | flags, jni);
     ev.u.obj_alloc.arena_id = ARENA_ID;
@@ -265,6 +268,7 @@ static void post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
         event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
     else
         event_post_all(&ev);
+    ids_hand_close(hand);
 }
 
 static void track(jlong tag, jlong size, int slot)
