@@ -13,7 +13,8 @@
 #          rotating per round: the shim with the ensure-defined tracer (RequestEvent
 #          (OBJECT_ALLOC) from the handler for every receiver not seen), the same tracer
 #          without the requests ("norequest"), and no agent. Goal: ensure / norequest <= 1.3,
-#          flat as HEAP grows. Time: the workload's own elapsed_ms around the threads.
+#          flat as HEAP grows. Time: the workload's own elapsed_ms around the threads; the
+#          tracer also times its requests (us/request: inside RequestEvent, event included).
 # dumpask  IdsWork dumpask HEAP 0 0 0: HEAP live objects; the tracer takes a level-0 HEAP_DUMP,
 #          then RequestEvent(OBJECT_ALLOC) for every id in it, then OBJECT_DUMP for
 #          BENCH_IDS_OBJDUMPS of them; it times each part. Goal: the whole <= 3x the dump,
@@ -58,9 +59,9 @@ for j in $JDKS; do
     case $s in
     ensure)
       echo; echo "== JDK $v ensure: 4 threads x 6000 new receivers, METHOD_ENTRY2; ratio = with requests / without (median of $ROUNDS rounds)"
-      printf '%-9s %10s %10s %10s %8s %8s\n' heap none_ms norequest ensure_ms ratio requests
+      printf '%-9s %10s %10s %10s %8s %8s %12s\n' heap none_ms norequest ensure_ms ratio requests us/request
       for h in $HEAPS; do
-        rs=""; e=""; nr=""; no=""; req=""
+        rs=""; e=""; nr=""; no=""; req=""; us=""
         for r in $(seq 1 "$ROUNDS"); do
           order="ensure norequest none"
           case $((r % 3)) in 2) order="norequest none ensure" ;; 0) order="none ensure norequest" ;; esac
@@ -75,11 +76,12 @@ for j in $JDKS; do
           a=$(val "jdk$v-ensure-$h-r$r-ensure" elapsed_ms); b=$(val "jdk$v-ensure-$h-r$r-norequest" elapsed_ms)
           c=$(val "jdk$v-ensure-$h-r$r-none" elapsed_ms)
           q=$(sed -n 's/^ids: ensure requests=\([0-9]*\).*/\1/p' "$OUT/raw/jdk$v-ensure-$h-r$r-ensure.out")
-          e="$e $a"; nr="$nr $b"; no="$no $c"; req="$req $q"
+          u=$(sed -n 's/^ids: ensure timing .*us_per_request=\([0-9.]*\).*/\1/p' "$OUT/raw/jdk$v-ensure-$h-r$r-ensure.out")
+          e="$e $a"; nr="$nr $b"; no="$no $c"; req="$req $q"; us="$us $u"
           [ -n "$a" ] && [ -n "$b" ] && rs="$rs $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')"
           printf '%s\tensure\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$h" "$r" "$c" "$b" "$a" "$q" >>"$OUT/results.tsv"
         done
-        printf '%-9s %10s %10s %10s %8s %8s\n' "$h" "$(echo "$no" | med)" "$(echo "$nr" | med)" "$(echo "$e" | med)" "$(echo "$rs" | med)" "$(echo "$req" | med)"
+        printf '%-9s %10s %10s %10s %8s %8s %12s\n' "$h" "$(echo "$no" | med)" "$(echo "$nr" | med)" "$(echo "$e" | med)" "$(echo "$rs" | med)" "$(echo "$req" | med)" "$(echo "$us" | med)"
       done ;;
     dumpask)
       echo; echo "== JDK $v dumpask: level-0 dump, OBJECT_ALLOC for every id, OBJECT_DUMP for $OBJDUMPS"
@@ -88,7 +90,7 @@ for j in $JDKS; do
         n=jdk$v-dumpask-$h
         run "$n" "$J" "-agentpath:$SHIM=log=info,legacy=$AG:dumpask,objdumps=$OBJDUMPS" -cp "$CP" IdsWork dumpask "$h" 0 0 0
         l=$(grep '^ids: dumpask times' "$OUT/raw/$n.out")
-        rec=$(echo "$l" | sed -n 's/.*records=\([0-9]*\).*/\1/p'); d=$(echo "$l" | sed -n 's/.*dump_ms=\([0-9.]*\).*/\1/p')
+        rec=$(echo "$l" | sed -n 's/.*records=\([0-9]*\).*/\1/p'); d=$(echo "$l" | sed -n 's/.* dump_ms=\([0-9.]*\).*/\1/p')
         a=$(echo "$l" | sed -n 's/.*alloc_ms=\([0-9.]*\).*/\1/p'); od=$(echo "$l" | sed -n 's/.*objdump_ms=\([0-9.]*\).*/\1/p')
         nod=$(echo "$l" | sed -n 's/.*objdumps=\([0-9]*\).*/\1/p')
         grep -a 'ids: index pass' "$OUT/raw/$n.err" | sed 's/^/    /'

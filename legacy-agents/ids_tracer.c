@@ -13,7 +13,8 @@
  *          answered=<requests answered with that id> rightclass=<answers naming X>
  *          minsize=<s> maxsize=<s>
  * and "ids: ensure requests=<n> failed=<rc != JVMPI_SUCCESS> mismatched=<answer for another
- * id>".
+ * id>", then "ids: ensure timing request_ms=<time inside the requests> us_per_request=<t>"
+ * (the benchmark reads it).
  *
  * Option "dumpask" — "dump, then ask about each": a system thread (ids-control) waits for the
  * system property jvmpishim.ids.ready, takes a level-0 HEAP_DUMP, then calls
@@ -52,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 static JVMPI_Interface *jvmpi;
@@ -119,6 +121,7 @@ static struct table objs, methods;
 static void *class_ids[3];             /* IdsWork$A, $B, $C */
 static const char *const cnames[3] = {"IdsWork$A", "IdsWork$B", "IdsWork$C"};
 static long requests, failed, mismatched;
+static double request_ms;              /* time spent in RequestEvent(OBJECT_ALLOC) calls */
 static void *asking;                   /* the id being requested (under lock) */
 
 static int which_class(const char *name)
@@ -141,7 +144,11 @@ static struct rec *ensure(void *id)
     requests++;
     void *prev = asking;
     asking = id;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     jint rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    request_ms += (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     asking = prev;
     r = tab_get(&objs, id, 0);  /* the table may have grown meanwhile */
     if (rc != JVMPI_SUCCESS) {
@@ -211,6 +218,8 @@ static void ensure_report(void)
             cnames[c], recv, answered, right, mn, mx);
     }
     say("ensure requests=%ld failed=%ld mismatched=%ld", requests, failed, mismatched);
+    say("ensure timing request_ms=%.1f us_per_request=%.2f", request_ms,
+        requests ? request_ms * 1e3 / requests : 0.0);
 }
 
 /* ---- dumpask mode --------------------------------------------------------------------- */
