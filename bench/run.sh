@@ -4,9 +4,13 @@
 #   bench/run.sh                     every scenario on every JDK tools/find-jdk.sh lists
 #   bench/run.sh --summarize DIR     print the report again from DIR/results.tsv
 #
+# The object-id scenarios (ensure, dumpask, badids at 100 k-4 M live objects) are in
+# bench/ids.sh, run on their own (docs/performance.md, "Object ids").
+#
 # Environment:
 #   BENCH_JDKS="DIR ..."     JDK homes to run on (default: tools/find-jdk.sh all)
 #   BENCH_SCENARIOS="..."    subset of: idle methods allocs threads dump calltrace scaling
+#                            methods2 (not in the default set)
 #                            (default: all of them; scaling = threads1 threads2 threads4 threads8)
 #   BENCH_QUICK=1            2-3 rounds per scenario instead of 5-15 (a smoke test)
 #   BENCH_ROUNDS_<SCEN>=N    rounds of one scenario, e.g. BENCH_ROUNDS_IDLE=25
@@ -73,6 +77,11 @@ scenario() {
              GOAL=shim_native; GOALMAX=1.2;  COUNTKEY=allocs;  EXPECT=4000000
              DESC="Alloc 4000000: 4 M small objects, OBJECT_ALLOC/FREE + GC counted"
              MEMSTATS=1 ;;
+    # methods2: METHOD_ENTRY2 (receiver ids) + EXIT against MethodEntry + GetLocalInstance +
+    # tag (nmethods2.c); constructors included (MethodCalls allocates none in its loop).
+    methods2) WL=MethodCalls; WARGS="1000000";      CONFS="none bmethods2 nmethods2"; ROUNDS=5
+             GOAL=shim_native; GOALMAX=0.5;  COUNTKEY=entries; EXPECT=1000000
+             DESC="MethodCalls 1000000: 1 M megamorphic calls, METHOD_ENTRY2 (receiver ids)/EXIT counted" ;;
     threads) WL=Threads;     WARGS="32 100000";     CONFS="none bmethods nmethods"; ROUNDS=5
              GOAL=none;        GOALMAX="";   COUNTKEY=entries; EXPECT=3200000
              DESC="Threads 32 100000: 32 threads x 100 k calls at once, METHOD_ENTRY/EXIT counted" ;;
@@ -301,7 +310,7 @@ run_one() {
     cpu=$(awk 'NF==2 && $1 ~ /^[0-9.]+$/ {printf "%.2f", $1+$2}' "$base.time"); [ -n "$cpu" ] || cpu="-"
   fi
   local counts
-  counts=$(sed -n 's/^\(bmethods\|nmethods\|ballocs\|nallocs\|bct\|nct\): //p' "$base.out" | head -n 1 | tr ' ' ',')
+  counts=$(sed -n 's/^\(bmethods2\|nmethods2\|bmethods\|nmethods\|ballocs\|nallocs\|bct\|nct\): //p' "$base.out" | head -n 1 | tr ' ' ',')
   [ -n "$counts" ] || counts="-"
   local status=ok
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then status="hang(timeout ${TIMEOUT}s)"

@@ -18,6 +18,7 @@
 #include "bci.h"
 #include "report.h"
 #include "events.h"
+#include "ids.h"
 #include "memory.h"
 #include "worker.h"
 
@@ -251,6 +252,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     worker_stop();
     bci_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
+    ids_bad_summary();
     report_write_all("JVM_SHUT_DOWN (the JVM's normal exit)");
 }
 

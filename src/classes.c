@@ -1012,8 +1012,8 @@ static jint request_class_load(struct instance *inst, void *arg)
         return JVMPI_FAIL;
     }
     if (id == NULL || !ids_plausible(id)) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL", (void *)id);
+        ids_bad(inst, id ? IDS_BAD_GARBAGE : IDS_BAD_NULL,
+                "RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL", (void *)id);
         return JVMPI_FAIL;
     }
     struct class_rec *r = rec_find(ids_tag(id));
@@ -1031,11 +1031,11 @@ static jint request_class_load(struct instance *inst, void *arg)
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     jint rc = JVMPI_FAIL;
     if (cls == NULL) {
-        report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): %s: JVMPI_FAIL",
-                                      (void *)id, why ? why : "class unloaded");
+        ids_bad(inst, ids_bad_kind(why), "RequestEvent(CLASS_LOAD, %p): %s: JVMPI_FAIL",
+                (void *)id, why ? why : "class unloaded");
     } else if (!(*jni)->IsInstanceOf(jni, cls, class_class)) {
-        report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): the object is not a class: "
-                                      "JVMPI_FAIL", (void *)id);
+        ids_bad(inst, IDS_BAD_KIND, "RequestEvent(CLASS_LOAD, %p): the object is not a class: "
+                                    "JVMPI_FAIL", (void *)id);
     } else {
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);

@@ -1291,8 +1291,8 @@ jint objectdump_request(struct instance *inst, void *arg)
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
     if (o == NULL)
-        report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL",
-                                      (void *)id, why);
+        ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL",
+                (void *)id, why);
     else
         rc = build_and_post(inst, jni, JVMPI_DUMP_LEVEL_2, o);
     (*jni)->PopLocalFrame(jni, NULL);

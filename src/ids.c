@@ -16,8 +16,11 @@
  */
 #include "ids.h"
 
+#include "report.h"
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ID_STEP 8
 #define ID_BASE ((jlong)0x10000 * ID_STEP)
@@ -100,67 +103,271 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
     return atomic_fetch_add(&next_tag, ID_STEP) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
 
-/* Heap-iteration callback: find the full tag whose id bits are *user_data. */
-static jint JNICALL find_full_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
-                                  void *user_data)
+/* ---- id -> object ----
+ *
+ * JVMTI answers object -> tag in O(1) (GetTag) but tag -> object only by GetObjectsWithTags,
+ * which walks every entry of the tag map (and compares each with every tag asked for), so
+ * one lookup costs the whole map. Two tables answer instead, each in O(1):
+ *
+ * 1. Objects at hand. An event that hands out ids of objects the shim holds references to
+ *    (a METHOD_ENTRY2 receiver, a monitor object, the object of an OBJECT_ALLOC) opens a scope (ids_hand_open) around
+ *    building and delivering it, and records each (id, local ref) in a per-thread array.
+ *    The refs live until the scope closes, which is after the delivery, so a request made
+ *    by the agent inside its handler ("ensure defined": RequestEvent(OBJECT_ALLOC) for a
+ *    receiver not seen before) finds the object there. No memory per object, no lock.
+ *    The array and its scope functions are inline in ids.h (the allocation path uses them).
+ * 2. The index: id -> JNI weak global reference, built in one pass over the heap when an id
+ *    is asked for that neither the at-hand array nor the current index covers. A second
+ *    JVMTI environment, whose tag map is private to this pass, tags every object with 1;
+ *    one GetObjectsWithTags(1) then returns every object, and GetTag in the main
+ *    environment names each one's id. The index covers every id issued before the pass
+ *    began (`covered`): an id below that which is not in the index belongs to an object
+ *    that was dead at the pass, so it is rejected in O(1), as are ids the shim never
+ *    issued. An id issued later triggers the next pass, which reuses the weak references of
+ *    the objects it already had. So "dump, then ask about each" pays one pass (about the
+ *    cost of the dump's own walk) for every id of the dump, and stale ids cost one pass in
+ *    all, not one per id.
+ *
+ * Memory: the at-hand array is 16 entries per thread; the index costs about 40 bytes per
+ * live object while it exists (16-byte slots at most half full, and the JNI weak handle),
+ * and only once an agent has asked for an id not at hand.
+ *
+ * One window is not closed: a thread that took a serial (fetch_add) before a pass began but
+ * had not set the tag when the pass read the main environment's tags leaves its object out
+ * of that pass; asked for before the next pass, that id would be answered as dead. Taking a
+ * serial and setting the tag are consecutive calls in native code on the tagging thread
+ * (the allocation callback, ids_of), and the pass reads the tags after a safepoint-length
+ * heap iteration and a GetObjectsWithTags, so the tagging thread would have to stall across
+ * both.
+ */
+
+_Thread_local struct ids_hand_entry ids_tl_hand[IDS_HAND_MAX];
+_Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+
+/* The index: open addressing on the id, key 0 = empty, at most half full. */
+static pthread_mutex_t idx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    jlong *keys;
+    jweak *refs;
+    size_t cap, n;
+    jlong covered;          /* every id below this was issued before the last pass */
+    jvmtiEnv *scan;         /* the pass's own environment (tags private to it) */
+    uint64_t passes;
+} idx;
+
+static inline size_t idx_slot(jlong id, size_t cap)
 {
-    (void)class_tag; (void)size; (void)length;
-    jlong *want = user_data;
-    if ((*tag_ptr & TAG_ID_MASK) == want[0]) {
-        want[1] = *tag_ptr;
-        return JVMTI_VISIT_ABORT;
+    return (size_t)(((uint64_t)id >> 3) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
+}
+
+static jweak *idx_find(jlong *keys, jweak *refs, size_t cap, jlong id)
+{
+    if (cap == 0)
+        return NULL;
+    for (size_t i = idx_slot(id, cap);; i = (i + 1) & (cap - 1)) {
+        if (keys[i] == id)
+            return &refs[i];
+        if (keys[i] == 0)
+            return NULL;
     }
+}
+
+static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                             void *user_data)
+{
+    (void)class_tag; (void)size; (void)length; (void)user_data;
+    *tag_ptr = 1;
     return 0;
 }
 
+/* One pass: rebuild the index from every object in the heap. Under idx_lock. The lock is
+ * held across the heap iteration (a safepoint operation): threads waiting for it wait in
+ * native code, so they do not hold up the safepoint, and nothing the pass calls takes a
+ * shim lock. */
+static bool idx_rebuild(JNIEnv *jni)
+{
+    jvmtiEnv *scan = idx.scan;
+    if (scan == NULL) {
+        jvmtiCapabilities caps;
+        memset(&caps, 0, sizeof caps);
+        caps.can_tag_objects = 1;
+        if ((*g_shim.vm)->GetEnv(g_shim.vm, (void **)&scan, JVMTI_VERSION_1_2) != JNI_OK) {
+            log_warn("ids: no second JVMTI environment for resolving object ids");
+            return false;
+        }
+        if (!jvmti_ok_at((*scan)->AddCapabilities(scan, &caps), LOG_WARN,
+                         "AddCapabilities(can_tag_objects) for the id index")) {
+            (*scan)->DisposeEnvironment(scan);
+            return false;
+        }
+        idx.scan = scan;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    jlong covered = atomic_load(&next_tag);
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = mark_all;
+    if (!jvmti_ok_at((*scan)->IterateThroughHeap(scan, 0, NULL, &hc, NULL), LOG_WARN,
+                     "IterateThroughHeap to index object ids"))
+        return false;
+    struct timespec ta, tb;
+    clock_gettime(CLOCK_MONOTONIC, &ta);
+    jlong one = 1;
+    jint n = 0;
+    jobject *objs = NULL;
+    /* GetObjectsWithTags makes a local reference per object: in a frame of their own, all
+     * dropped at once by PopLocalFrame. */
+    if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
+        (*scan)->DisposeEnvironment(scan);
+        idx.scan = NULL;
+        return false;
+    }
+    jvmtiError err = (*scan)->GetObjectsWithTags(scan, 1, &one, &n, &objs, NULL);
+    /* Untag: dropping the pass's environment drops its whole tag map at once. */
+    (*scan)->DisposeEnvironment(scan);
+    idx.scan = NULL;
+    if (!jvmti_ok_at(err, LOG_WARN, "GetObjectsWithTags to index object ids")) {
+        (*jni)->PopLocalFrame(jni, NULL);
+        return false;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &tb);
+    size_t cap = 64;
+    while (cap < (size_t)n * 2)
+        cap <<= 1;
+    jlong *keys = calloc(cap, sizeof *keys);
+    jweak *refs = calloc(cap, sizeof *refs);
+    if (keys == NULL || refs == NULL) {
+        free(keys);
+        free(refs);
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+        (*jni)->PopLocalFrame(jni, NULL);
+        log_warn("ids: out of memory indexing %d objects", (int)n);
+        return false;
+    }
+    size_t count = 0;
+    for (jint i = 0; i < n; i++) {
+        jlong t = 0;
+        (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[i], &t);
+        jlong id = t & TAG_ID_MASK;
+        if (id != 0) {
+            jweak *old = idx_find(idx.keys, idx.refs, idx.cap, id);
+            jweak w = NULL;
+            if (old != NULL && *old != NULL) {
+                w = *old;       /* the same object (ids are never reused): keep its ref */
+                *old = NULL;
+            } else {
+                w = (*jni)->NewWeakGlobalRef(jni, objs[i]);
+            }
+            if (w != NULL) {
+                size_t s = idx_slot(id, cap);
+                while (keys[s] != 0)
+                    s = (s + 1) & (cap - 1);
+                keys[s] = id;
+                refs[s] = w;
+                count++;
+            }
+        }
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    (*jni)->PopLocalFrame(jni, NULL);
+    for (size_t i = 0; i < idx.cap; i++)
+        if (idx.refs[i] != NULL)
+            (*jni)->DeleteWeakGlobalRef(jni, idx.refs[i]);
+    free(idx.keys);
+    free(idx.refs);
+    idx.keys = keys;
+    idx.refs = refs;
+    idx.cap = cap;
+    idx.n = count;
+    idx.covered = covered;
+    idx.passes++;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+#define MS(a, b) (((b).tv_sec - (a).tv_sec) * 1e3 + ((b).tv_nsec - (a).tv_nsec) / 1e6)
+    log_info("ids: index pass %llu: %zu objects with ids (%d in the heap) in %.0f ms (heap "
+             "iteration %.0f, GetObjectsWithTags %.0f, tags and weak refs %.0f)",
+             (unsigned long long)idx.passes, count, (int)n, MS(t0, t1), MS(t0, ta), MS(ta, tb),
+             MS(tb, t1));
+    return true;
+}
+
+const char *const IDS_WHY_NULL = "NULL id";
+const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
+const char *const IDS_WHY_DEAD = "its object is no longer alive";
+
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
 {
-    (void)jni;
     *why = NULL;
     if (id == NULL) {
-        *why = "NULL id";
+        *why = IDS_WHY_NULL;
         return NULL;
     }
     if (!ids_plausible(id)) {
-        *why = "not an id the shim issued";
+        *why = IDS_WHY_GARBAGE;
         return NULL;
     }
-    jlong tag = ids_tag(id);
-    jint n = 0;
-    jobject *objs = NULL;
-    /* The tag map is the table. Most tags are the bare id; tags of objects whose allocation
-     * was reported also hold flags and size, so those are found by id bits first. */
-    jlong want[2] = {tag, 0};
-    jvmtiHeapCallbacks hc;
-    memset(&hc, 0, sizeof hc);
-    hc.heap_iteration_callback = find_full_tag;
-    if ((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &tag, &n, &objs, NULL) ==
-            JVMTI_ERROR_NONE && n > 0) {
-        jobject r = objs[0];
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
-        return r;
+    jlong want = ids_tag(id);
+    for (int i = ids_tl_hand_n - 1; i >= 0; i--)
+        if (ids_tl_hand[i].id == want)
+            return (*jni)->NewLocalRef(jni, ids_tl_hand[i].ref);
+    jobject r = NULL;
+    pthread_mutex_lock(&idx_lock);
+    bool ok = want < idx.covered || idx_rebuild(jni);
+    if (ok) {
+        jweak *w = idx_find(idx.keys, idx.refs, idx.cap, want);
+        if (w != NULL && *w != NULL)
+            r = (*jni)->NewLocalRef(jni, *w);
     }
-    if (objs != NULL)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
-    objs = NULL;
-    n = 0;
-    jvmti_ok_at((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, JVMTI_HEAP_FILTER_UNTAGGED,
-                                                    NULL, &hc, want),
-                LOG_WARN, "IterateThroughHeap to resolve a jobjectID");
-    if (want[1] == 0) {
-        *why = "its object is no longer alive";
-        return NULL;
-    }
-    tag = want[1];
-    if (!jvmti_ok_at((*g_shim.jvmti)->GetObjectsWithTags(g_shim.jvmti, 1, &tag, &n, &objs, NULL),
-                     LOG_WARN, "GetObjectsWithTags to resolve a jobjectID")) {
-        *why = "JVMTI lookup failed";
-        return NULL;
-    }
-    jobject r = n > 0 ? objs[0] : NULL;
-    if (objs != NULL)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    pthread_mutex_unlock(&idx_lock);
     if (r == NULL)
-        *why = "its object is no longer alive";
+        *why = ok ? IDS_WHY_DEAD : "the id index could not be built";
     return r;
+}
+
+/* ---- bad ids: one warning per kind, then a count ---- */
+
+static const char *const bad_names[IDS_BAD_KINDS] = {
+    "a NULL id", "an id the shim never issued (garbage or truncated)", "the id of a dead object",
+    "an id of the wrong kind of object", "an id that could not be resolved"};
+static _Atomic uint64_t bad_count[SHIM_MAX_INSTANCES][IDS_BAD_KINDS];
+
+int ids_bad_kind(const char *why)
+{
+    return why == IDS_WHY_NULL ? IDS_BAD_NULL
+           : why == IDS_WHY_GARBAGE ? IDS_BAD_GARBAGE
+           : why == IDS_WHY_DEAD ? IDS_BAD_DEAD : IDS_BAD_OTHER;
+}
+
+int ids_report_kind(int kind)
+{
+    switch (kind) {
+    case IDS_BAD_NULL:
+    case IDS_BAD_GARBAGE: return REP_ID_GARBAGE;
+    case IDS_BAD_DEAD: return REP_ID_STALE;
+    case IDS_BAD_KIND: return REP_ID_WRONG_KIND;
+    default: return -1; /* the shim's own failure (no index), not the agent's id */
+    }
+}
+
+int ids_bad_level(struct instance *inst, int kind)
+{
+    if (kind < 0 || kind >= IDS_BAD_KINDS)
+        kind = IDS_BAD_OTHER;
+    uint64_t c = atomic_fetch_add_explicit(&bad_count[inst->slot][kind], 1, memory_order_relaxed);
+    if (c != 0)
+        return LOG_INFO;
+    log_warn("agent %d: the next line is the first call with %s; the others are logged at "
+             "level info only, and their count at shutdown", inst->slot, bad_names[kind]);
+    return LOG_WARN;
+}
+
+void ids_bad_summary(void)
+{
+    for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
+        for (int k = 0; k < IDS_BAD_KINDS; k++) {
+            uint64_t c = atomic_load(&bad_count[s][k]);
+            if (c > 1)
+                log_warn("agent %d: %llu calls in all with %s were refused", s,
+                         (unsigned long long)c, bad_names[k]);
+        }
 }

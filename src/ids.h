@@ -37,8 +37,57 @@ static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
         words = 0;
     return (tag & TAG_ID_MASK) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
-/* A local ref for a live id, or NULL (and *why says why) for NULL, garbage and dead ids. */
+/* A local ref for a live id, or NULL (and *why says why: one of IDS_WHY_* or another
+ * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
+extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DEAD;
+/* Objects at hand: an event that names objects it holds local refs to opens a scope before
+ * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
+ * thread while a scope is open, so a request from the handler resolves the id at once. */
+#define IDS_HAND_MAX 16
+struct ids_hand_entry {
+    jlong id;
+    jobject ref;
+};
+extern _Thread_local struct ids_hand_entry ids_tl_hand[IDS_HAND_MAX];
+extern _Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+static inline int ids_hand_open(void)
+{
+    ids_tl_hand_depth++;
+    return ids_tl_hand_n;
+}
+static inline void ids_hand_close(int mark)
+{
+    ids_tl_hand_n = mark;
+    ids_tl_hand_depth--;
+}
+static inline void ids_hand(jobjectID id, jobject obj)
+{
+    int n = ids_tl_hand_n;
+    if (ids_tl_hand_depth > 0 && id != NULL && obj != NULL && n < IDS_HAND_MAX) {
+        ids_tl_hand[n].id = (jlong)(intptr_t)id;
+        ids_tl_hand[n].ref = obj;
+        ids_tl_hand_n = n + 1;
+    }
+}
+/* An id the agent passed that could not be used is logged as a warning once per kind per
+ * agent; the others at level info, all of them counted (in the migration report per call
+ * site, and in one line per kind at shutdown: ids_bad_summary). O(1). */
+enum { IDS_BAD_NULL, IDS_BAD_GARBAGE, IDS_BAD_DEAD, IDS_BAD_KIND, IDS_BAD_OTHER, IDS_BAD_KINDS };
+struct instance;
+int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
+int ids_bad_level(struct instance *inst, int kind);
+int ids_report_kind(int kind); /* the migration report's kind of a bad id, or -1 */
+/* One refused id: counted in the migration report by kind (the first example kept) and
+ * logged, as a warning the first time per kind and agent, then at info level. */
+#define ids_bad(inst, kind, ...)                                                          \
+    do {                                                                                  \
+        int ids_k_ = (kind);                                                              \
+        if (ids_report_kind(ids_k_) >= 0)                                                 \
+            report_note((enum report_kind)ids_report_kind(ids_k_), __VA_ARGS__);          \
+        report_misuse((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);                \
+    } while (0)
+void ids_bad_summary(void);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 

@@ -273,8 +273,11 @@ static bool post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
         class_id = NULL;
         is_array = JVMPI_NORMAL_OBJECT;
     }
-    (void)obj;
     announce_arena(jni);
+    /* The new object is at hand for requests from the handler (jobjectID2jobject,
+     * OBJECT_DUMP of the object just announced). */
+    int hand = ids_hand_open();
+    ids_hand(id, obj);
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_OBJECT_ALLOC | flags, jni);
     ev.u.obj_alloc.arena_id = ARENA_ID;
@@ -282,17 +285,21 @@ static bool post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     ev.u.obj_alloc.is_array = is_array;
     ev.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
     ev.u.obj_alloc.obj_id = id;
+    bool any;
     if (only != NULL)
-        return event_post(only, &ev);
-    if (g_shim.ninst == 1)
-        return event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
-    bool any = false;
-    for (int i = 0; i < g_shim.ninst; i++) {
-        if (!event_on(&g_shim.inst[i], JVMPI_EVENT_OBJECT_ALLOC))
-            continue;
-        JVMPI_Event copy = ev; /* each agent gets its own, unscribbled copy */
-        any |= event_post(&g_shim.inst[i], &copy);
+        any = event_post(only, &ev);
+    else if (g_shim.ninst == 1)
+        any = event_post(&g_shim.inst[0], &ev); /* the one agent: no copy needed */
+    else {
+        any = false;
+        for (int i = 0; i < g_shim.ninst; i++) {
+            if (!event_on(&g_shim.inst[i], JVMPI_EVENT_OBJECT_ALLOC))
+                continue;
+            JVMPI_Event copy = ev; /* each agent gets its own, unscribbled copy */
+            any |= event_post(&g_shim.inst[i], &copy);
+        }
     }
+    ids_hand_close(hand);
     return any;
 }
 
@@ -519,6 +526,7 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
         }
     }
     (*jni)->DeleteLocalRef(jni, cls);
+    ids_hand(id, obj); /* at hand while the event that names it is delivered */
     return id;
 }
 
@@ -618,8 +626,8 @@ static jint request_object_alloc(struct instance *inst, void *arg)
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
     if (o == NULL) {
-        report_misuse(inst, LOG_WARN, "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
-                                      (void *)id, why);
+        ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
+                (void *)id, why);
     } else {
         jlong size = 0, tag = 0;
         (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);

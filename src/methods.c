@@ -123,18 +123,20 @@ void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, 
     if (events_any(JVMPI_EVENT_METHOD_ENTRY2)) {
         jobjectID recv = NULL;
         jobject got = NULL;
+        int hand = ids_hand_open(); /* the receiver is at hand for requests from the handler */
         if (!have_self && r != NULL && !r->is_static &&
             (*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got) ==
                 JVMTI_ERROR_NONE)
             self = got;
         if (self != NULL && r != NULL && !r->is_static)
             recv = memory_id_announced(jni, self);
-        if (got != NULL)
-            (*jni)->DeleteLocalRef(jni, got);
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY2, jni);
         ev.u.method_entry2.method_id = m;
         ev.u.method_entry2.obj_id = recv;
         event_post_all(&ev);
+        ids_hand_close(hand);
+        if (got != NULL)
+            (*jni)->DeleteLocalRef(jni, got);
     }
     if (events_any(JVMPI_EVENT_METHOD_ENTRY)) {
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY, jni);

@@ -34,9 +34,11 @@ static jobjectID object_id(JNIEnv *jni, jobject o)
 static void post_monitor(jint type, JNIEnv *env, JNIEnv *jni, jobject o)
 {
     JVMPI_Event ev;
+    int hand = ids_hand_open(); /* o is at hand for requests from the handler */
     event_init(&ev, type, env);
     ev.u.monitor.object = object_id(jni, o);
     event_post_all(&ev);
+    ids_hand_close(hand);
 }
 
 static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o)
@@ -102,10 +104,12 @@ static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, job
     if (!events_any(JVMPI_EVENT_MONITOR_WAIT))
         return;
     JVMPI_Event ev;
+    int hand = ids_hand_open();
     event_init(&ev, JVMPI_EVENT_MONITOR_WAIT, jni);
     ev.u.monitor_wait.object = object_id(jni, o);
     ev.u.monitor_wait.timeout = timeout;
     event_post_all(&ev);
+    ids_hand_close(hand);
 }
 
 static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o,
@@ -122,10 +126,12 @@ static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, j
     jlong ms = (jlong)(now.tv_sec - tl_wait_start.tv_sec) * 1000 +
                (now.tv_nsec - tl_wait_start.tv_nsec) / 1000000;
     JVMPI_Event ev;
+    int hand = ids_hand_open();
     event_init(&ev, JVMPI_EVENT_MONITOR_WAITED, jni);
     ev.u.monitor_wait.object = object_id(jni, o);
     ev.u.monitor_wait.timeout = ms; /* HotSpot: the time actually waited */
     event_post_all(&ev);
+    ids_hand_close(hand);
 }
 
 void monitors_module_init(void)

@@ -63,7 +63,7 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
 {
     JNIEnv *jni = shim_current_jni();
     if (id == NULL) {
-        report_misuse(inst, LOG_WARN, "jobjectID2jobject(NULL): NULL");
+        ids_bad(inst, IDS_BAD_NULL, "jobjectID2jobject(NULL): NULL%s", "");
         return NULL;
     }
     if (jni == NULL) {
@@ -74,13 +74,7 @@ jobject jvmpi_jobjectID2jobject(struct instance *inst, jobjectID id)
     const char *why = NULL;
     /* A local ref in the caller's current frame, as HotSpot made. */
     jobject o = ids_resolve(jni, id, &why);
-    if (o == NULL) {
-        report_misuse(inst, LOG_WARN, "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
-        /* The report's tally of rejected ids, by kind (ids_resolve says which). */
-        if (why != NULL && strstr(why, "not an id") != NULL)
-            report_note(REP_ID_GARBAGE, "jobjectID2jobject(%p): %s", (void *)id, why);
-        else if (why != NULL && strstr(why, "no longer alive") != NULL)
-            report_note(REP_ID_STALE, "jobjectID2jobject(%p): %s", (void *)id, why);
-    }
+    if (o == NULL)
+        ids_bad(inst, ids_bad_kind(why), "jobjectID2jobject(%p): %s: NULL", (void *)id, why);
     return o;
 }

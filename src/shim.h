@@ -25,6 +25,9 @@
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
  *                            back, so it cannot deadlock
+ *      idx_lock              ids.c: the id index, held across an index pass (a heap
+ *                            iteration at a safepoint) and a lookup's NewLocalRef; its
+ *                            waiters wait in native code, and the pass takes no shim lock
  *   7. log_lock              log.c, a leaf
  * report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
  * log_lock; its signal handlers take no lock.
