@@ -356,8 +356,10 @@ int ids_bad_level(struct instance *inst, int kind)
     uint64_t c = atomic_fetch_add_explicit(&bad_count[inst->slot][kind], 1, memory_order_relaxed);
     if (c != 0)
         return LOG_INFO;
-    log_warn("agent %d: the next line is the first call with %s; the others are logged at "
-             "level info only, and their count at shutdown", inst->slot, bad_names[kind]);
+    if (log_level_now >= LOG_WARN)
+        report_misuse_policy("agent %d: the next line is the first call with %s; the others are "
+                             "logged at level info only, and their count at shutdown",
+                             inst->slot, bad_names[kind]);
     return LOG_WARN;
 }
 
@@ -367,7 +369,7 @@ void ids_bad_summary(void)
         for (int k = 0; k < IDS_BAD_KINDS; k++) {
             uint64_t c = atomic_load(&bad_count[s][k]);
             if (c > 1)
-                log_warn("agent %d: %llu calls in all with %s were refused", s,
+                report_misuse_policy("agent %d: %llu calls in all with %s were refused", s,
                          (unsigned long long)c, bad_names[k]);
         }
 }

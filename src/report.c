@@ -157,6 +157,18 @@ static void on_shim_warning(const char *line)
         report_note(REP_SHIM_WARNING, "%s", line);
 }
 
+void report_misuse_policy(const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tl_in_misuse = 1; /* about the agent's misuse: not the shim's own warning */
+    log_msg(LOG_WARN, "%s", msg);
+    tl_in_misuse = 0;
+}
+
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
 {
     char msg[240];

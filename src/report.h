@@ -9,6 +9,9 @@
 
 /* The agent misused a function (bad id, wrong thread, ...): log "agent N: <message>" at
  * `level` and remember it for the report (per call site: a count and the first message). */
+/* A warning about how the agent's misuse is logged (e.g. "the others at level info"): printed
+ * like the misuse itself, and like it not counted among the shim's own warnings. */
+void report_misuse_policy(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
