@@ -8,7 +8,10 @@
 #  - 8 native threads that attach at once through JNI AttachCurrentThread with a name and
 #    a group each get one THREAD_START with that name, group and parent group (as Java
 #    reports them), none nameless, and a THREAD_END; no event of theirs (OBJECT_ALLOC while
-#    the JVM builds their Thread object included) comes from an env without THREAD_START.
+#    the JVM builds their Thread object included) comes from an env without THREAD_START;
+#  - with method events, GetCallTrace inside each METHOD_ENTRY of an attached thread has the
+#    method entered on top, also for the entries made while the JVM built its Thread object
+#    (delivered after its THREAD_START, with the trace of when they happened).
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
 N=8
@@ -34,6 +37,7 @@ for mode in plain methods; do
   expect_count "$o" '^ident_attach: end name=ident-attach-[0-9]+ ' $N "[$mode] a THREAD_END for each attached thread"
   if [ $mode = methods ]; then
     expect_grep "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[1-9][0-9]* entries=[1-9]' "[$mode] attached threads' allocations and method entries counted under their THREAD_START"
+    expect_count "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[0-9]+ entries=[0-9]+ exits=[0-9]+ traced=[1-9]' $N "[$mode] every attached thread traced itself in its METHOD_ENTRYs (no FAIL: the entered method on top)"
   else
     expect_grep "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[1-9]' "[$mode] attached threads' allocations counted under their THREAD_START"
   fi
