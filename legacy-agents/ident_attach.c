@@ -5,7 +5,10 @@
  * event from an env whose THREAD_START was not delivered (or whose THREAD_END was) is
  * dropped and counted as a failure. Enabled: THREAD_START, THREAD_END, OBJECT_ALLOC,
  * JVM_INIT_DONE, JVM_SHUT_DOWN, and with the option "methods" METHOD_ENTRY and METHOD_EXIT
- * (per-thread call counts). Every THREAD_START is printed with its name, group and parent
+ * (per-thread call counts; on the attached threads every METHOD_ENTRY also takes the
+ * thread's own GetCallTrace, whose top frame must be the method entered, as on HotSpot,
+ * which posted the event on entry: also for the entries made while the JVM built the
+ * thread's Thread object, before its THREAD_START). Every THREAD_START is printed with its name, group and parent
  * group; one with an empty or NULL name is a failure (HotSpot posted it once the thread's
  * Thread object existed). With the option "frees" OBJECT_FREE is enabled too, and every
  * allocated id is kept in a table, as heap profilers kept their object tables: an
@@ -104,7 +107,7 @@ static int obj_remove(jobjectID id)
 struct thr {
     JNIEnv *env;
     char name[128];
-    long allocs, entries, exits;
+    long allocs, entries, exits, traced;
     struct thr *next;
 };
 static struct thr *threads;
@@ -155,8 +158,8 @@ static void notify(JVMPI_Event *ev)
     case JVMPI_EVENT_THREAD_END: {
         struct thr *t = known(ev, "THREAD_END");
         if (t != NULL) {
-            say("end name=%s allocs=%ld entries=%ld exits=%ld", t->name, t->allocs, t->entries,
-                t->exits);
+            say("end name=%s allocs=%ld entries=%ld exits=%ld traced=%ld", t->name, t->allocs,
+                t->entries, t->exits, t->traced);
             struct thr **p = &threads;
             while (*p != t)
                 p = &(*p)->next;
@@ -184,6 +187,17 @@ static void notify(JVMPI_Event *ev)
         struct thr *t = known(ev, "METHOD_ENTRY");
         if (t)
             t->entries++;
+        if (t && strncmp(t->name, "ident-attach-", 13) == 0) {
+            JVMPI_CallFrame frames[8];
+            JVMPI_CallTrace tr = {ev->env_id, 0, frames};
+            jvmpi->GetCallTrace(&tr, 8);
+            t->traced++;
+            if (tr.num_frames < 1 || frames[0].method_id != ev->u.method.method_id)
+                FAIL("METHOD_ENTRY on %s (entry %ld): GetCallTrace gives %d frames, top %p, "
+                     "not the method entered %p", t->name, t->entries, (int)tr.num_frames,
+                     tr.num_frames > 0 ? (void *)frames[0].method_id : NULL,
+                     (void *)ev->u.method.method_id);
+        }
         break;
     }
     case JVMPI_EVENT_METHOD_EXIT: {

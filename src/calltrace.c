@@ -349,6 +349,45 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
     return out;
 }
 
+_Thread_local const struct calltrace_snap *calltrace_snap_now;
+
+void calltrace_snap_take(struct calltrace_snap *s)
+{
+    s->n = 0;
+    s->frames = NULL;
+    jint count = 0;
+    if ((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count) != JVMTI_ERROR_NONE ||
+        count <= 0 || (s->frames = malloc(sizeof *s->frames * (size_t)count)) == NULL)
+        return;
+    s->n = calltrace_fill(NULL, NULL, s->frames, count); /* no JNIEnv: nothing announced */
+    if (s->n == 0) {
+        free(s->frames);
+        s->frames = NULL;
+    }
+}
+
+void calltrace_snap_free(struct calltrace_snap *s)
+{
+    free(s->frames);
+    s->frames = NULL;
+    s->n = 0;
+}
+
+/* GetCallTrace on the current thread inside a held event's handler: the frames taken when
+ * the event happened, their classes announced first (definition before use). */
+static jint snap_copy(JNIEnv *jni, const struct calltrace_snap *s, JVMPI_CallFrame *frames,
+                      jint depth)
+{
+    jint n = s->n < depth ? s->n : depth;
+    bool announce = events_any(JVMPI_EVENT_CLASS_LOAD);
+    for (jint i = 0; i < n; i++) {
+        if (announce)
+            classes_method_announced(jni, s->frames[i].method_id);
+        frames[i] = s->frames[i];
+    }
+    return n;
+}
+
 void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint depth)
 {
     if (trace == NULL) {
@@ -376,7 +415,9 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
         return;
     }
     if (env == jni) {
-        trace->num_frames = calltrace_fill(jni, NULL, trace->frames, depth);
+        const struct calltrace_snap *snap = calltrace_snap_now;
+        trace->num_frames = snap != NULL ? snap_copy(jni, snap, trace->frames, depth)
+                                         : calltrace_fill(jni, NULL, trace->frames, depth);
         return;
     }
     struct thread_rec *r = threads_acquire(env);

@@ -16,6 +16,22 @@ void calltrace_invalidate(void);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth);
 
+/* The current thread's trace, kept with an event that is delivered later than it happened
+ * (an event held back while the thread's Thread object is built, threads.c): inside that
+ * event's handler, GetCallTrace on the thread returns these frames, the stack as it was
+ * when the event happened, not the stack the thread has moved on to. Taken without
+ * announcing classes (the thread may not be announced yet); GetCallTrace announces them
+ * when it hands the frames out. */
+struct calltrace_snap {
+    jint n;
+    JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
+};
+void calltrace_snap_take(struct calltrace_snap *s);
+void calltrace_snap_free(struct calltrace_snap *s);
+/* The snapshot GetCallTrace on this thread answers with, or NULL: set by event_post only
+ * around the handler of a held event (a nested event's handler sees NULL). */
+extern _Thread_local const struct calltrace_snap *calltrace_snap_now;
+
 /* Every live thread held still, with its trace: what the dumps describe. The calling
  * thread is traced but not suspended; threads already suspended stay so afterwards. */
 struct world {

@@ -21,6 +21,7 @@
  * Without membarrier the counts are atomic adds on the same per-thread records.
  */
 #include "api.h"
+#include "calltrace.h"
 #include "events.h"
 #include "memory.h"
 #include "threads.h"
@@ -427,7 +428,19 @@ void events_gate_wait(void)
                    "until JVM_INIT_DONE");
 }
 
+static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
+
 bool event_post(struct instance *inst, JVMPI_Event *ev)
+{
+    return post(inst, ev, NULL);
+}
+
+bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap)
+{
+    return post(inst, ev, snap);
+}
+
+static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap)
 {
     int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
     bool requested = (ev->event_type & JVMPI_REQUESTED_EVENT) != 0;
@@ -460,7 +473,7 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
      * THREAD_START that can name it (threads.c). */
     if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
         event_on(inst, JVMPI_EVENT_THREAD_START) && !threads_announce_self(ev->env_id)) {
-        if (!requested && threads_hold_event(inst, ev)) {
+        if (!requested && threads_hold_event(inst, ev, snap)) {
             flight_leave(fl);
             return true;
         }
@@ -478,7 +491,12 @@ bool event_post(struct instance *inst, JVMPI_Event *ev)
     struct report_saved rs = report_event_begin(inst->slot, t);
     int own = shim_own_java_depth;
     shim_own_java_depth = 0;
+    /* A held event's handler traces the stack the event happened at; any other handler,
+     * a nested one included, the live stack. */
+    const struct calltrace_snap *outer_snap = calltrace_snap_now;
+    calltrace_snap_now = snap;
     notify(ev);
+    calltrace_snap_now = outer_snap;
     shim_own_java_depth = own;
     report_event_end(rs, inst->slot, t);
     if (region)

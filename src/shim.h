@@ -178,6 +178,11 @@ void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
 /* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
  * event was not delivered (agent did not enable it, shim shut down). */
 bool event_post(struct instance *inst, JVMPI_Event *ev);
+/* event_post for an event that happened earlier on this thread and was held back
+ * (threads.c): inside its handler GetCallTrace on this thread returns snap, the stack the
+ * event happened at (struct calltrace_snap, calltrace.h). */
+struct calltrace_snap;
+bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
 /* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
 void event_post_all(const JVMPI_Event *ev);
 /* Deliveries between their phase check and their return, all threads (shutdown waits for

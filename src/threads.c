@@ -15,6 +15,7 @@
  * cached in a thread-local pointer: TLS get/set on the current thread take no lock.
  */
 #include "api.h"
+#include "calltrace.h"
 #include "events.h"
 #include "ids.h"
 #include "memory.h"
@@ -42,6 +43,7 @@ static void flush_held(void);
 struct held {
     struct instance *inst;
     JVMPI_Event ev;
+    struct calltrace_snap trace;    /* the stack the event happened at */
 };
 static _Thread_local struct held *tl_held;
 static _Thread_local size_t tl_held_n, tl_held_cap;
@@ -657,7 +659,9 @@ static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
  * (copies, in order, thread-local) and posted right after its THREAD_START: at its
  * ThreadStart, or at its first event once the object is built. Only events whose payload
  * holds no pointer into memory the shim frees after the post are held (ids, numbers); for
- * any other kind, or past HELD_MAX events, the thread is announced at once, as before. */
+ * any other kind, or past HELD_MAX events, the thread is announced at once, as before.
+ * Each held event carries the thread's trace of its moment: GetCallTrace in its handler
+ * answers with that (calltrace.h), since the thread has moved on by the time it is posted. */
 
 static bool under_construction(struct thread_rec *r)
 {
@@ -685,7 +689,8 @@ static bool under_construction(struct thread_rec *r)
     return building;
 }
 
-bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev)
+bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
+                        const struct calltrace_snap *trace)
 {
     switch (ev->event_type) { /* unrequested only */
     case JVMPI_EVENT_OBJECT_ALLOC:
@@ -719,8 +724,21 @@ bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev)
     /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory.c). */
     if (ev->event_type == JVMPI_EVENT_OBJECT_ALLOC && !memory_alloc_held(inst, ev->u.obj_alloc.obj_id))
         return false;
-    tl_held[tl_held_n].inst = inst;
-    tl_held[tl_held_n].ev = *ev;
+    struct held *h = &tl_held[tl_held_n];
+    h->inst = inst;
+    h->ev = *ev;
+    /* Delivered later, when the thread has moved on: an agent that traces the thread in
+     * the handler (a profiler's METHOD_ENTRY or OBJECT_ALLOC site) must see the stack of
+     * now, with the entered or allocating method on top, as HotSpot posted it. */
+    h->trace.n = 0;
+    h->trace.frames = NULL;
+    if (trace == NULL)
+        calltrace_snap_take(&h->trace);
+    else if (trace->n > 0 &&
+             (h->trace.frames = malloc(sizeof *trace->frames * (size_t)trace->n)) != NULL) {
+        memcpy(h->trace.frames, trace->frames, sizeof *trace->frames * (size_t)trace->n);
+        h->trace.n = trace->n;
+    }
     tl_held_n++;
     return true;
 }
@@ -735,11 +753,12 @@ static void flush_held(void)
         tl_held_n = tl_held_cap = 0;
         for (size_t i = 0; i < n; i++) {
             if (h[i].ev.event_type != JVMPI_EVENT_OBJECT_ALLOC) {
-                event_post(h[i].inst, &h[i].ev);
+                event_post_held(h[i].inst, &h[i].ev, &h[i].trace);
             } else if (memory_alloc_release_begin(h[i].inst, h[i].ev.u.obj_alloc.obj_id)) {
-                event_post(h[i].inst, &h[i].ev);
+                event_post_held(h[i].inst, &h[i].ev, &h[i].trace);
                 memory_alloc_release_end(h[i].inst, h[i].ev.u.obj_alloc.obj_id);
             } /* else it died while held: its OBJECT_FREE was dropped as well */
+            calltrace_snap_free(&h[i].trace);
         }
         free(h);
     }

@@ -46,9 +46,13 @@ size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out);
  * the caller holds its event back with threads_hold_event. */
 bool threads_announce_self(JNIEnv *jni);
 /* An event of the current thread while its Thread object is being built (a thread
- * attaching through JNI): kept, and posted after its THREAD_START. False if it cannot be
- * kept (then the caller announces the thread and posts at once). */
-bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev);
+ * attaching through JNI): kept with the thread's trace at this moment (trace, if the event
+ * was held before and has one, else taken now), and posted after its THREAD_START with
+ * that trace for GetCallTrace in its handler. False if it cannot be kept (then the caller
+ * announces the thread and posts at once). */
+struct calltrace_snap;
+bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
+                        const struct calltrace_snap *trace);
 /* Announce the current thread now, whatever its state, and post what was held back. */
 void threads_announce_self_now(JNIEnv *jni);
 void threads_replay(JNIEnv *jni);

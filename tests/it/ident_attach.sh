@@ -9,6 +9,9 @@
 #    a group each get one THREAD_START with that name, group and parent group (as Java
 #    reports them), none nameless, and a THREAD_END; no event of theirs (OBJECT_ALLOC while
 #    the JVM builds their Thread object included) comes from an env without THREAD_START.
+#  - with method events, GetCallTrace inside each METHOD_ENTRY of an attached thread has the
+#    method entered on top, also for the entries made while the JVM built its Thread object
+#    (delivered after its THREAD_START, with the trace of when they happened).
 #  - A third run (frees) enables OBJECT_FREE too, and the workload, where this JVM still has
 #    a security manager, makes garbage and collects it inside each attaching thread's Thread
 #    constructor (its checkAccess), before that thread's THREAD_START: no OBJECT_FREE may
@@ -50,6 +53,7 @@ for mode in plain methods frees; do
   fi
   if [ $mode = methods ]; then
     expect_grep "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[1-9][0-9]* entries=[1-9]' "[$mode] attached threads' allocations and method entries counted under their THREAD_START"
+    expect_count "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[0-9]+ entries=[0-9]+ exits=[0-9]+ traced=[1-9]' $N "[$mode] every attached thread traced itself in its METHOD_ENTRYs (no FAIL: the entered method on top)"
   else
     expect_grep "$o" '^ident_attach: end name=ident-attach-[0-9]+ allocs=[1-9]' "[$mode] attached threads' allocations counted under their THREAD_START"
   fi
