@@ -162,8 +162,10 @@ static void pclass_free(struct pclass *c)
 struct ttable {
     JNIEnv *env;
     struct pclass *pending;     /* hooked, waiting for their CLASS_LOAD */
-    char recent[8][64];         /* the last classes paired on this thread */
-    int nrecent;
+    /* CovPairBase / CovPairIface paired on this thread since its last CovPairSub CLASS_LOAD
+     * (flags, not a list of the last few names: any number of other classes, e.g. the
+     * JDK's own at their first use, may be defined between them during the parse). */
+    int base_seen, iface_seen;
     struct ttable *next;
 };
 static struct ttable *tables;
@@ -255,19 +257,17 @@ static void on_class_load(JVMPI_Event *ev)
         /* The superclass and interface, defined during CovPairSub's parse on this thread,
          * had their CLASS_LOAD first (HotSpot: inside the subclass's definition). */
         if (strcmp(name, "CovPairSub") == 0) {
-            int base = 0, iface = 0;
-            for (int i = 0; i < 8; i++) {
-                base |= strcmp(t->recent[i], "CovPairBase") == 0;
-                iface |= strcmp(t->recent[i], "CovPairIface") == 0;
-            }
-            if (!base || !iface) {
+            if (!t->base_seen || !t->iface_seen) {
                 fails++;
                 PROBLEM("FAIL", "CLASS_LOAD of CovPairSub on env %p before that of its %s",
-                        (void *)ev->env_id, base ? "interface" : "superclass");
+                        (void *)ev->env_id, t->base_seen ? "interface" : "superclass");
             }
-            memset(t->recent, 0, sizeof t->recent); /* the next round defines them again */
+            t->base_seen = t->iface_seen = 0; /* the next round defines them again */
+        } else if (strcmp(name, "CovPairBase") == 0) {
+            t->base_seen = 1;
+        } else if (strcmp(name, "CovPairIface") == 0) {
+            t->iface_seen = 1;
         }
-        snprintf(t->recent[t->nrecent++ % 8], sizeof t->recent[0], "%s", name);
         /* attach the method ids to the parsed methods */
         for (int i = 0; i < c->nmethods; i++) {
             for (int k = 0; k < ev->u.class_load.num_methods; k++)
