@@ -162,9 +162,10 @@ static void pclass_free(struct pclass *c)
 struct ttable {
     JNIEnv *env;
     struct pclass *pending;     /* hooked, waiting for their CLASS_LOAD */
-    int base_seen, iface_seen;  /* CovPairBase / CovPairIface paired here since the last
-                                 * CovPairSub (the JDK may load any number of its own
-                                 * classes in between) */
+    /* CovPairBase / CovPairIface paired on this thread since its last CovPairSub CLASS_LOAD
+     * (flags, not a list of the last few names: any number of other classes, e.g. the
+     * JDK's own at their first use, may be defined between them during the parse). */
+    int base_seen, iface_seen;
     struct ttable *next;
 };
 static struct ttable *tables;
@@ -256,11 +257,10 @@ static void on_class_load(JVMPI_Event *ev)
         /* The superclass and interface, defined during CovPairSub's parse on this thread,
          * had their CLASS_LOAD first (HotSpot: inside the subclass's definition). */
         if (strcmp(name, "CovPairSub") == 0) {
-            int base = t->base_seen, iface = t->iface_seen;
-            if (!base || !iface) {
+            if (!t->base_seen || !t->iface_seen) {
                 fails++;
                 PROBLEM("FAIL", "CLASS_LOAD of CovPairSub on env %p before that of its %s",
-                        (void *)ev->env_id, base ? "interface" : "superclass");
+                        (void *)ev->env_id, t->base_seen ? "interface" : "superclass");
             }
             t->base_seen = t->iface_seen = 0; /* the next round defines them again */
         } else if (strcmp(name, "CovPairBase") == 0) {

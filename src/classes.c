@@ -622,6 +622,65 @@ static void wait_for_definer(JNIEnv *jni, struct class_rec *r, jclass cls)
         class_key_free(jni, &k);
 }
 
+static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
+
+/* Wait until the CLASS_LOAD of super (a superclass or interface of a class this thread is
+ * about to announce) is not in progress on another thread: neither its definer's (the JVM
+ * put it in its dictionary, where this thread found it while parsing its subclass, but the
+ * definer has not posted yet) nor another thread's delivery of it (claimed, its handler not
+ * yet returned). This thread's own claims do not count (handlers nest). Without a time
+ * limit, like the other waits: only a definer's link or an agent's handler holds it up. */
+static void wait_for_super(JNIEnv *jni, jclass super)
+{
+    struct class_rec *r = rec_of_cached(jni, super);
+    if (r == NULL || announcing_here(r) || tl_announcing_n >= 32)
+        return;
+    wait_for_definer(jni, r, super);
+    uint32_t on = 0;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD))
+            on |= 1u << i;
+    if (!(atomic_load(&r->claimed) & ~atomic_load(&r->announced) & on))
+        return;
+    pthread_mutex_lock(&ann_lock);
+    while (atomic_load(&r->claimed) & ~atomic_load(&r->announced) & on)
+        pthread_cond_wait(&ann_cond, &ann_lock);
+    pthread_mutex_unlock(&ann_lock);
+}
+
+/* HotSpot posted the CLASS_LOAD of a superclass and of the interfaces defined during a
+ * class's parse before that class's own, on the same thread. Another thread may have put the
+ * superclass or an interface into the JVM's dictionary and not yet posted its CLASS_LOAD
+ * when this thread finds it there (or another thread may be delivering it right now): the
+ * class's own CLASS_LOAD waits for those first, so no agent is told of a class before the
+ * direct supertypes that are being announced. Called after the class is linked (JVMTI lists
+ * interfaces of prepared classes only). By induction over the hierarchy (each supertype's
+ * own announcement waited for its supertypes), the order holds all the way up; the waits go
+ * up the hierarchy only, so they cannot form a cycle among themselves. */
+static void wait_for_supers(JNIEnv *jni, jclass cls)
+{
+    jint st = 0;
+    if (cls == NULL || atomic_load(&g_shim.phase) < PHASE_LIVE ||
+        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
+        (st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)) ||
+        !(st & JVMTI_CLASS_STATUS_PREPARED))
+        return;
+    jclass sup = (*jni)->GetSuperclass(jni, cls);
+    if (sup != NULL) {
+        wait_for_super(jni, sup);
+        (*jni)->DeleteLocalRef(jni, sup);
+    }
+    jint ni = 0;
+    jclass *ifs = NULL;
+    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs) != JVMTI_ERROR_NONE)
+        return;
+    for (jint i = 0; i < ni; i++) {
+        wait_for_super(jni, ifs[i]);
+        (*jni)->DeleteLocalRef(jni, ifs[i]);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ifs);
+}
+
 /* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
  * thread posts per instance; others wait until it is delivered. A use of the class from
  * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
@@ -649,6 +708,8 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
      * by the start gate (it waited there before it became the definer). */
     wait_for_definer(jni, r, cls);
     ensure_linked(jni, cls);
+    /* Its superclass and interfaces first, if their CLASS_LOAD is still to come elsewhere. */
+    wait_for_supers(jni, cls);
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
@@ -677,8 +738,6 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
         pthread_mutex_unlock(&ann_lock);
     }
 }
-
-static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
 
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
 {
