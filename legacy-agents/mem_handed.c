@@ -417,15 +417,38 @@ static void monitor_wait(JVMPI_Event *ev)
     void *id = ev->u.monitor.object;
     jvmpi->RawMonitorEnter(lock);
     handed(id, "MONITOR_WAIT");
+    int ready = trig_cls != NULL;
     jvmpi->RawMonitorExit(lock);
-    if (trig_cls == NULL) {
-        trig_cls = app_class(env, "MemHanded$Trigger");
-        marker_cls = app_class(env, "MemHanded$Marker");
-        if (trig_cls == NULL || marker_cls == NULL)
+    if (!ready) {
+        /* Looked up outside the lock (loadClass runs Java), published under it with the
+         * class last: MONITOR_WAIT comes on any thread (a JDK daemon waiting as main
+         * triggers), and a thread that sees trig_cls must see the ids too. */
+        jclass t = app_class(env, "MemHanded$Trigger");
+        jclass m = app_class(env, "MemHanded$Marker");
+        if (t == NULL || m == NULL) {
+            if (t)
+                (*env)->DeleteGlobalRef(env, t);
+            if (m)
+                (*env)->DeleteGlobalRef(env, m);
             return; /* before the workload's classes exist */
-        f_phase = (*env)->GetFieldID(env, trig_cls, "phase", "Ljava/lang/String;");
-        f_payload = (*env)->GetFieldID(env, trig_cls, "payload", "Ljava/lang/Object;");
-        m_touch = (*env)->GetMethodID(env, marker_cls, "touch", "()V");
+        }
+        jfieldID fp = (*env)->GetFieldID(env, t, "phase", "Ljava/lang/String;");
+        jfieldID fl = (*env)->GetFieldID(env, t, "payload", "Ljava/lang/Object;");
+        jmethodID mt = (*env)->GetMethodID(env, m, "touch", "()V");
+        jvmpi->RawMonitorEnter(lock);
+        if (trig_cls == NULL) {
+            f_phase = fp;
+            f_payload = fl;
+            m_touch = mt;
+            marker_cls = m;
+            trig_cls = t;
+            t = m = NULL;
+        }
+        jvmpi->RawMonitorExit(lock);
+        if (t)
+            (*env)->DeleteGlobalRef(env, t);
+        if (m)
+            (*env)->DeleteGlobalRef(env, m);
     }
     jobject o = jvmpi->jobjectID2jobject(id);
     if (o == NULL) {

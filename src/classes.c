@@ -16,7 +16,8 @@
  * classes_id_announced(), which posts CLASS_LOAD to each instance that enabled it and has
  * not yet seen the class (bit per instance in the record; a thread that finds another one
  * mid-announcement waits for it, without a time limit: no claim is ever held by a thread
- * stopped at the start gate). That covers classes loaded before the agent, hidden
+ * stopped at the start gate; a dump an agent asked for waits for no other thread:
+ * classes_id_for_dump). That covers classes loaded before the agent, hidden
  * classes and classes first seen on compiler or service threads. At start-up the loaded
  * classes are replayed (HotSpot did that too).
  *
@@ -685,9 +686,18 @@ static void wait_for_supers(JNIEnv *jni, jclass cls)
  * thread posts per instance; others wait until it is delivered. A use of the class from
  * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
  * not wait: the agent is being told about the class at that very moment. */
+/* Set while this thread builds a dump an agent asked for (classes_id_for_dump): announce()
+ * then waits for no other thread. */
+static _Thread_local bool tl_for_dump;
+
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
+        return;
+    /* A dump built while another thread defines the class: that thread's CLASS_LOAD handler
+     * may be waiting for a lock the agent holds around its RequestEvent (HPROF's one lock),
+     * so waiting for it here would never end. */
+    if (tl_for_dump && atomic_load(&g_shim.phase) >= PHASE_LIVE && defined_elsewhere(jni, r, cls))
         return;
     jclass hook = bci_hook_class(); /* the probe class is the shim's: never announced */
     if (hook != NULL && cls != NULL && (*jni)->IsSameObject(jni, cls, hook))
@@ -731,7 +741,10 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
         /* Another thread is delivering it: the agent's CLASS_LOAD handler runs there, past
          * the start gate (see above). Wait for it to return, with no time limit: HotSpot too
          * let no thread use a class before its CLASS_LOAD handler had returned on the
-         * defining thread; only the agent's own handler can hold this up. */
+         * defining thread; only the agent's own handler can hold this up. Not for a dump
+         * (see tl_for_dump): the agent may hold the lock that handler waits for. */
+        if (tl_for_dump)
+            continue;
         pthread_mutex_lock(&ann_lock);
         while (!(atomic_load(&r->announced) & bit))
             pthread_cond_wait(&ann_cond, &ann_lock);
@@ -751,6 +764,16 @@ jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
     if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))
         announce(jni, r, cls);
     return ids_from_tag(r->tag);
+}
+
+jobjectID classes_id_for_dump(JNIEnv *jni, jclass cls)
+{
+    bool outer = !tl_for_dump;
+    tl_for_dump = true;
+    jobjectID id = classes_id_announced(jni, cls);
+    if (outer)
+        tl_for_dump = false;
+    return id;
 }
 
 jobjectID classes_register(JNIEnv *jni, jclass cls)

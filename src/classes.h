@@ -7,6 +7,12 @@
 /* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
  * about it first (definition before use). For events that carry a class id. */
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
+/* The same for a dump an agent asked for (HEAP_DUMP, OBJECT_DUMP, MONITOR_DUMP): a class
+ * being defined or announced on another thread is not waited for (the requesting thread may
+ * hold the agent lock that thread's CLASS_LOAD handler is waiting for): its id is named
+ * at once and its CLASS_LOAD comes from that thread, as on HotSpot, whose dumps named the
+ * mirrors of classes still in their CLASS_LOAD. */
+jobjectID classes_id_for_dump(JNIEnv *jni, jclass cls);
 /* The id of a class with a table record, announcing nothing (arrays, unprepared classes). */
 jobjectID classes_register(JNIEnv *jni, jclass cls);
 /* Same for the class declaring a method; returns the class id. */

@@ -417,7 +417,7 @@ static bool build_classes(struct walk *w)
     for (jint i = 0; i < n; i++) {
         (*jni)->PushLocalFrame(jni, 32);
         struct hclass *hc = calloc(1, sizeof *hc);
-        jobjectID id = classes_id_announced(jni, cs[i]);
+        jobjectID id = classes_id_for_dump(jni, cs[i]);
         if (hc == NULL || id == NULL) {
             free(hc);
             (*jni)->PopLocalFrame(jni, NULL);

@@ -147,7 +147,7 @@ jint monitordump_request(struct instance *inst, void *arg)
         if (mons[m].owner == NULL && ne == 0 && nw == 0)
             continue;
         jclass c = (*jni)->GetObjectClass(jni, mons[m].obj);
-        classes_id_announced(jni, c);
+        classes_id_for_dump(jni, c);
         (*jni)->DeleteLocalRef(jni, c);
         db_u1(&b, JVMPI_MONITOR_JAVA);
         db_ptr(&b, ids_of(jni, mons[m].obj));
