@@ -636,8 +636,10 @@ static jint request_object_alloc(struct instance *inst, void *arg)
          * start-up announcement nor a first use (memory_id_announced) announces it a
          * second time, and its death is an OBJECT_FREE, as on HotSpot. */
         ids_claim_allocated(jni, o, size, &tag);
-        if (tag == 0 && pending_take(ids_tag(id))) /* due in an announcement */
-            (*g_shim.jvmti)->GetTag(g_shim.jvmti, o, &tag);
+        if (tag == 0 && pending_take(ids_tag(id)) && /* due in an announcement */
+            !jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, o, &tag), LOG_WARN,
+                         "GetTag of an object a requested OBJECT_ALLOC names"))
+            tag = 0;
         if (tag != 0)
             track(tag, size, stripe_of(jni));
         post_alloc(jni, inst, JVMPI_REQUESTED_EVENT, o, cls, size, id);

@@ -285,8 +285,9 @@ void natives_bind_loaded(JNIEnv *jni)
         return;
     for (jint i = 0; i < n; i++) {
         jint st = 0;
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
-        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
+        if (jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st), LOG_WARN,
+                        "GetClassStatus of a loaded class, to bind the agents' own natives") &&
+            (st & JVMTI_CLASS_STATUS_PREPARED) &&
             !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
             natives_class_prepare(jni, cs[i]);
         (*jni)->DeleteLocalRef(jni, cs[i]);

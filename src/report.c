@@ -1164,9 +1164,16 @@ static void JNICALL on_native_bind(jvmtiEnv *j, JNIEnv *jni, jthread t, jmethodI
     }
     char *name = NULL, *sig = NULL, *csig = NULL;
     jclass c = NULL;
-    (*j)->GetMethodName(j, m, &name, &sig, NULL);
-    if ((*j)->GetMethodDeclaringClass(j, m, &c) == JVMTI_ERROR_NONE && c != NULL)
-        (*j)->GetClassSignature(j, c, &csig, NULL);
+    /* Only the report's example line needs the names: a failure leaves a '?' there. */
+    if (!jvmti_ok_at((*j)->GetMethodName(j, m, &name, &sig, NULL), LOG_DEBUG,
+                     "report: GetMethodName of a native bound to the agent library"))
+        name = sig = NULL;
+    if (jvmti_ok_at((*j)->GetMethodDeclaringClass(j, m, &c), LOG_DEBUG,
+                    "report: GetMethodDeclaringClass of a native bound to the agent library") &&
+        c != NULL &&
+        !jvmti_ok_at((*j)->GetClassSignature(j, c, &csig, NULL), LOG_DEBUG,
+                     "report: GetClassSignature of a native bound to the agent library"))
+        csig = NULL;
     Dl_info di;
     const char *sym = dladdr(addr, &di) != 0 && di.dli_sname != NULL ? di.dli_sname : "(no exported symbol)";
     report_note(REP_NATIVE_BOUND, "%s.%s%s bound to %s in the library of agent %d",
