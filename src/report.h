@@ -119,8 +119,10 @@ static inline struct report_times *report_times_self(void)
     return t != NULL ? t : report_times_claim();
 }
 
-/* Around NotifyEvent (slot and ev in range: the caller's instance and event type). */
-static inline struct report_saved report_event_begin(int slot, int ev)
+/* Around NotifyEvent (fn false, i = the event type) or a JVMPI function the agent called
+ * (fn true, i = the function's index); slot and i in range. One pair serves both, so that
+ * what a crash record reads (report_tl) is saved and restored the same way for each. */
+static inline struct report_saved report_begin_at(bool fn, int slot, int i)
 {
     struct report_saved s = {-1, -1, -1, 0};
     if (__builtin_expect(report_timing, 0)) {
@@ -128,57 +130,32 @@ static inline struct report_saved report_event_begin(int slot, int ev)
         s.event = report_tl.event;
         s.fn = report_tl.fn;
         report_tl.slot = (int16_t)slot;
-        report_tl.event = (int16_t)ev;
-        report_tl.fn = -1;
+        if (!fn)
+            report_tl.event = (int16_t)i;
+        report_tl.fn = fn ? (int16_t)i : -1;
         struct report_times *t = report_times_self();
-        if (t != NULL && report_sample(&t->ev_n[slot][ev]))
+        if (t != NULL && report_sample(fn ? &t->fn_n[slot][i] : &t->ev_n[slot][i]))
             s.t0 = report_now();
     }
     return s;
 }
-static inline void report_event_end(struct report_saved s, int slot, int ev)
+static inline void report_end_at(struct report_saved s, bool fn, int slot, int i)
 {
     if (__builtin_expect(report_timing, 0)) {
         if (s.t0 != 0) {
             uint64_t ns = report_now() - s.t0;
             struct report_times *t = report_tl.times;
-            report_add(&t->ev_timed[slot][ev], 1);
-            report_add(&t->ev_ns[slot][ev], ns);
+            report_add(fn ? &t->fn_timed[slot][i] : &t->ev_timed[slot][i], 1);
+            report_add(fn ? &t->fn_ns[slot][i] : &t->ev_ns[slot][i], ns);
         }
         report_tl.slot = s.slot;
         report_tl.event = s.event;
         report_tl.fn = s.fn;
     }
 }
-/* Around a JVMPI function the agent called. */
-static inline struct report_saved report_fn_begin(int slot, int fn)
-{
-    struct report_saved s = {-1, -1, -1, 0};
-    if (__builtin_expect(report_timing, 0)) {
-        s.slot = report_tl.slot;
-        s.event = report_tl.event;
-        s.fn = report_tl.fn;
-        report_tl.slot = (int16_t)slot;
-        report_tl.fn = (int16_t)fn;
-        struct report_times *t = report_times_self();
-        if (t != NULL && report_sample(&t->fn_n[slot][fn]))
-            s.t0 = report_now();
-    }
-    return s;
-}
-static inline void report_fn_end(struct report_saved s, int slot, int fn)
-{
-    if (__builtin_expect(report_timing, 0)) {
-        if (s.t0 != 0) {
-            uint64_t ns = report_now() - s.t0;
-            struct report_times *t = report_tl.times;
-            report_add(&t->fn_timed[slot][fn], 1);
-            report_add(&t->fn_ns[slot][fn], ns);
-        }
-        report_tl.slot = s.slot;
-        report_tl.event = s.event;
-        report_tl.fn = s.fn;
-    }
-}
+static inline struct report_saved report_event_begin(int slot, int ev) { return report_begin_at(false, slot, ev); }
+static inline void report_event_end(struct report_saved s, int slot, int ev) { report_end_at(s, false, slot, ev); }
+static inline struct report_saved report_fn_begin(int slot, int fn) { return report_begin_at(true, slot, fn); }
+static inline void report_fn_end(struct report_saved s, int slot, int fn) { report_end_at(s, true, slot, fn); }
 
 #endif
