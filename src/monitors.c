@@ -71,8 +71,17 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
-    if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
-        post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, tl_prev_owner, jni, o);
+    if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
+        /* The owner may have exited the monitor on its way out (the JVM notifies joiners
+         * under the Thread object's lock after ThreadEnd) and already had its THREAD_END:
+         * its env is then no thread an agent knows, so no EXIT names it. HotSpot posted
+         * that EXIT on the ending thread itself, after its THREAD_END. */
+        struct thread_rec *owner = threads_acquire(tl_prev_owner);
+        if (owner != NULL) {
+            threads_release(owner);
+            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, tl_prev_owner, jni, o);
+        }
+    }
     tl_prev_owner = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED))
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
