@@ -8,7 +8,8 @@
  *
  * Prints, one line each (prefix "mon: "):
  *   ev <TYPE> obj=<id> class=<name> env=<thread name> [timeout=<ms>]  per monitor event
- *     for objects of the workload's classes (MonLock, MonWaitLock)
+ *     for objects of the workload's classes (MonLock, MonWaitLock, MonHandoffLock)
+ *   thread end name=<thread name>                  THREAD_END of the workload's mon-* threads
  *   FAIL ...                                       a rule broken inside a handler
  *   summary ...                                    at JVM_SHUT_DOWN: counts for MonLock
  * Checked in the handlers: every event of a MonLock names the same id; ENTER and ENTERED
@@ -209,21 +210,26 @@ static void jni_crosscheck(JNIEnv *jni)
     (*jni)->DeleteLocalRef(jni, c);
 }
 
-/* MonEvents.enterSeen = n, on the current thread (no Java code runs). */
-static void handshake(JNIEnv *jni, int n)
+/* MonEvents.<field> = n, on the current thread (no Java code runs). */
+static void handshake_field(JNIEnv *jni, const char *field, int n)
 {
     jvmpi->DisableGC();
     jclass c = monevents_class ? (jclass)jvmpi->jobjectID2jobject(monevents_class) : NULL;
     jvmpi->EnableGC();
-    jfieldID f = c ? (*jni)->GetStaticFieldID(jni, c, "enterSeen", "I") : NULL;
+    jfieldID f = c ? (*jni)->GetStaticFieldID(jni, c, field, "I") : NULL;
     if (f == NULL) {
         (*jni)->ExceptionClear(jni);
-        FAIL("handshake: MonEvents.enterSeen not found (class id %p)", (void *)monevents_class);
+        FAIL("handshake: MonEvents.%s not found (class id %p)", field, (void *)monevents_class);
     } else {
         (*jni)->SetStaticIntField(jni, c, f, n);
     }
     if (c)
         (*jni)->DeleteLocalRef(jni, c);
+}
+
+static void handshake(JNIEnv *jni, int n)
+{
+    handshake_field(jni, "enterSeen", n);
 }
 
 static void on_monitor(int t, JVMPI_Event *ev)
@@ -243,9 +249,18 @@ static void on_monitor(int t, JVMPI_Event *ev)
     jobjectID cid = class_of(obj);
     const char *cn = cid ? class_name(cid) : "?";
     int is_lock = strcmp(cn, "MonLock") == 0, is_wlock = strcmp(cn, "MonWaitLock") == 0;
+    const char *tn = thread_name(ev->env_id);
+    if (strcmp(cn, "MonHandoffLock") == 0) {
+        /* The hand-off phase: only the event log is checked (order against THREAD_END). */
+        say("ev %s obj=%p class=%s env=%s", ev_name(t), (void *)obj, cn, tn);
+        if (t == JVMPI_EVENT_MONITOR_CONTENDED_ENTER) {
+            static int hand_enters;
+            handshake_field(ev->env_id, "handoffEnterSeen", __sync_add_and_fetch(&hand_enters, 1));
+        }
+        return;
+    }
     if (!is_lock && !is_wlock)
         return; /* the JDK's own monitors */
-    const char *tn = thread_name(ev->env_id);
     if (waitev)
         say("ev %s obj=%p class=%s env=%s timeout=%lld", ev_name(t), (void *)obj, cn, tn,
             (long long)ev->u.monitor_wait.timeout);
@@ -315,8 +330,12 @@ static void notify(JVMPI_Event *ev)
             say("thread name=%s env=%p", ev->u.thread_start.thread_name,
                 (void *)ev->u.thread_start.thread_env_id);
         break;
-    case JVMPI_EVENT_THREAD_END:
+    case JVMPI_EVENT_THREAD_END: {
+        const char *tn = thread_name(ev->env_id);
+        if (strncmp(tn, "mon-", 4) == 0)
+            say("thread end name=%s", tn);
         break;
+    }
     case JVMPI_EVENT_CLASS_LOAD:
         pthread_mutex_lock(&mu);
         if (ncls == capcls) {

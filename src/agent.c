@@ -160,6 +160,7 @@ static void refuse_start(JNIEnv *jni)
     report_write_all("a refused start (the agent failed to start)");
     fflush(stdout);
     fflush(stderr);
+    log_vm_ending();
     atomic_store(&g_shim.profiler_exit, 1);
     atomic_store(&g_shim.phase, PHASE_DEAD);
     watch_exit_handlers();
@@ -221,6 +222,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
+    log_vm_ending();
     if (atomic_load(&g_shim.profiler_exit))
         return;
     int expect = PHASE_LIVE;
@@ -297,6 +299,7 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     bool in_vm_death = atomic_load(&g_shim.phase) == PHASE_SHUTTING &&
                        pthread_equal(pthread_self(), g_shim.shutdown_thread);
     /* HotSpot ran vm_exit(code) without before_exit: no THREAD_END, no JVM_SHUT_DOWN. */
+    log_vm_ending();
     atomic_store(&g_shim.profiler_exit, 1);
     pthread_mutex_lock(&g_shim.life_lock);
     atomic_store(&g_shim.phase, PHASE_DEAD);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,10 +99,23 @@ const char *jvmti_error_name(jvmtiError err)
     return "JVMTI_ERROR_(unknown)";
 }
 
+static _Atomic int vm_ending;
+
+void log_vm_ending(void)
+{
+    vm_ending = 1;
+}
+
 bool jvmti_ok_at(jvmtiError err, int level, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)
         return true;
+    if (err == JVMTI_ERROR_WRONG_PHASE && vm_ending) {
+        if (log_level_now >= LOG_DEBUG)
+            log_msg(LOG_DEBUG, "%s: %s (%d): the JVM is exiting", what, jvmti_error_name(err),
+                    (int)err);
+        return false;
+    }
     log_msg(level, "%s: %s (%d)", what, jvmti_error_name(err), (int)err);
     return false;
 }

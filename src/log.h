@@ -27,6 +27,10 @@ void log_set_warn_hook(void (*hook)(const char *line));
 /* The one JVMTI error path: if err != JVMTI_ERROR_NONE, log "<what>: JVMTI_ERROR_<NAME> (<n>)"
  * at the given level and return false. `what` says what the shim was doing. */
 bool jvmti_ok_at(jvmtiError err, int level, const char *what);
+/* The JVM has begun to exit (VMDeath, ProfilerExit, a refused start). A JVMTI callback
+ * already running on another thread then meets JVMTI_ERROR_WRONG_PHASE once VMDeath has
+ * returned: that is the exit, not a fault, so from here on it is logged at debug level. */
+void log_vm_ending(void);
 #define jvmti_ok(err, what) jvmti_ok_at((err), LOG_ERROR, (what))
 const char *jvmti_error_name(jvmtiError err);
 

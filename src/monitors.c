@@ -8,7 +8,12 @@
  * thread then gets the monitor, that owner has exited it, and the shim posts
  * MONITOR_CONTENDED_EXIT {object} with env_id = that owner, on the contender's thread,
  * just before MONITOR_CONTENDED_ENTERED. HotSpot posted it on the exiting thread itself;
- * the pairing of EXIT with the next ENTERED is the same.
+ * the pairing of EXIT with the next ENTERED is the same. An owner that reaches its
+ * THREAD_END while a contender it was seen holding still waits to be woken has released
+ * the monitor: it posts that EXIT itself, on its own thread, before its THREAD_END (as on
+ * HotSpot), so no EXIT is lost to a contender that wakes only after the owner has ended and
+ * none names a thread the agent has seen end. The contentions owed an EXIT are a list under
+ * owed_lock (a leaf; contention is the slow path: the contender is about to block).
  *
  * MONITOR_WAIT carries the requested timeout (ms), MONITOR_WAITED the elapsed time in ms
  * measured by the shim between the two JVMTI events (HotSpot measured it too). Thread.sleep
@@ -19,11 +24,24 @@
 #include "events.h"
 #include "ids.h"
 #include "memory.h"
+#include "monitors.h"
 #include "threads.h"
 
+#include <stdlib.h>
 #include <time.h>
 
-static _Thread_local JNIEnv *tl_prev_owner;     /* owner seen at contended enter */
+/* One contention owed a MONITOR_CONTENDED_EXIT: posted by whichever comes first, the
+ * contender getting the monitor or the owner ending. */
+struct owed_exit {
+    JNIEnv *owner;              /* the owner seen when the contention began */
+    jobject lock;               /* global ref to the monitor's object */
+    bool posted;                /* the owner posted it at its THREAD_END */
+    struct owed_exit *prev, *next;
+};
+static pthread_mutex_t owed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct owed_exit *owed_head;
+
+static _Thread_local struct owed_exit *tl_owed; /* this thread's contention, if owed */
 static _Thread_local struct timespec tl_wait_start;
 
 static jobjectID object_id(JNIEnv *jni, jobject o)
@@ -46,13 +64,28 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
     if (shim_quiet() || shim_own_java())
         return;
     (void)t;
-    tl_prev_owner = NULL;
+    tl_owed = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
         jvmtiMonitorUsage u;
         if ((*jvmti)->GetObjectMonitorUsage(jvmti, o, &u) == JVMTI_ERROR_NONE) {
             if (u.owner != NULL) {
-                tl_prev_owner = threads_env_of(jni, u.owner);
+                JNIEnv *owner = threads_env_of(jni, u.owner);
                 (*jni)->DeleteLocalRef(jni, u.owner);
+                struct owed_exit *e = owner ? calloc(1, sizeof *e) : NULL;
+                if (e != NULL && (e->lock = (*jni)->NewGlobalRef(jni, o)) != NULL) {
+                    e->owner = owner;
+                    pthread_mutex_lock(&owed_lock);
+                    e->next = owed_head;
+                    if (owed_head)
+                        owed_head->prev = e;
+                    owed_head = e;
+                    pthread_mutex_unlock(&owed_lock);
+                    tl_owed = e;
+                } else if (e != NULL) {
+                    free(e);
+                    log_warn("MONITOR_CONTENDED_EXIT: no global reference for the contended "
+                             "object: this EXIT is not posted");
+                }
             }
             for (jint i = 0; i < u.waiter_count; i++)
                 (*jni)->DeleteLocalRef(jni, u.waiters[i]);
@@ -71,20 +104,57 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
-    if (tl_prev_owner != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
-        /* The owner may have exited the monitor on its way out (the JVM notifies joiners
-         * under the Thread object's lock after ThreadEnd) and already had its THREAD_END:
-         * its env is then no thread an agent knows, so no EXIT names it. HotSpot posted
-         * that EXIT on the ending thread itself, after its THREAD_END. */
-        struct thread_rec *owner = threads_acquire(tl_prev_owner);
+    struct owed_exit *e = tl_owed;
+    tl_owed = NULL;
+    if (e != NULL) {
+        pthread_mutex_lock(&owed_lock);
+        if (e->prev)
+            e->prev->next = e->next;
+        else
+            owed_head = e->next;
+        if (e->next)
+            e->next->prev = e->prev;
+        bool posted = e->posted;
+        pthread_mutex_unlock(&owed_lock);
+        /* Not posted by the owner at its THREAD_END. If the owner has had that THREAD_END
+         * anyway, it took the monitor after it (the JVM notifies joiners under the Thread
+         * object's lock after ThreadEnd): its env names no thread an agent still knows, so
+         * no EXIT names it. HotSpot posted that EXIT on the ending thread, after THREAD_END. */
+        struct thread_rec *owner = posted ? NULL : threads_acquire(e->owner);
         if (owner != NULL) {
+            bool ended = __atomic_load_n(&owner->end_posted, __ATOMIC_ACQUIRE);
             threads_release(owner);
-            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, tl_prev_owner, jni, o);
+            if (!ended && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+                post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, e->owner, jni, o);
         }
+        (*jni)->DeleteGlobalRef(jni, e->lock);
+        free(e);
     }
-    tl_prev_owner = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED))
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
+}
+
+void monitors_owner_ending(JNIEnv *jni)
+{
+    /* A contention noted after this point saw this thread own the monitor after its
+     * THREAD_END began (joiners are notified after it): monitors.c's contender side then
+     * finds end_posted set and posts no EXIT. */
+    for (;;) {
+        jobject lock = NULL;
+        pthread_mutex_lock(&owed_lock);
+        for (struct owed_exit *e = owed_head; e != NULL; e = e->next)
+            if (e->owner == jni && !e->posted) {
+                e->posted = true;
+                lock = (*jni)->NewLocalRef(jni, e->lock); /* the record may go once unlocked */
+                break;
+            }
+        pthread_mutex_unlock(&owed_lock);
+        if (lock == NULL)
+            return;
+        if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, lock);
+        (*jni)->DeleteLocalRef(jni, lock);
+    }
 }
 
 /* Remember what the calling thread waits on, for MONITOR_DUMP. */

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "ids.h"
 #include "memory.h"
+#include "monitors.h"
 #include "classes.h"
 #include "threads.h"
 #include "report.h"
@@ -828,7 +829,10 @@ static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
 {
     if (r->end_posted || hidden_thread(jni, r))
         return;
-    r->end_posted = true;
+    /* EXITs owed to contenders that have not woken yet come first: HotSpot posted them
+     * at the release, on this thread, before its THREAD_END. */
+    monitors_owner_ending(jni);
+    __atomic_store_n(&r->end_posted, true, __ATOMIC_RELEASE); /* read by contenders */
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         if (event_on(inst, JVMPI_EVENT_THREAD_END))

@@ -12,6 +12,10 @@
 # env_id = the previous owner) count = ENTERED count, env_id = mon-holder, each directly
 # followed on the same thread by ENTERED; MONITOR_WAIT timeout 50 then WAITED 45..500 ms,
 # MONITOR_WAIT timeout 0 then WAITED 90..1000 ms, all on main, naming WLOCK's id.
+# Hand-off: three waiters block on HLOCK while mon-leaver owns it; mon-leaver leaves and
+# ends; two of the waiters get HLOCK only after that. Each contention still gets its
+# MONITOR_CONTENDED_EXIT naming mon-leaver, none after mon-leaver's THREAD_END (HotSpot
+# posted it at the release, on mon-leaver's thread), and ENTER/ENTERED come in pairs.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=40
 N=20
@@ -72,6 +76,20 @@ t=$(echo "$last" | sed -n 's/.*MONITOR_WAITED .* timeout=\([0-9-]*\)$/\1/p')
 if [ -n "$t" ] && [ "$t" -ge 90 ] && [ "$t" -le 1000 ]; then ok "last: MONITOR_WAITED timeout=$t (notified after ~100 ms: 90..1000)"
 else bad "after wait(): '$last'"; fi
 expect_eq "$(echo "$w" | wc -l)" 4 "wait events on MonWaitLock (no spurious wakeup)"
+
+# Hand-off to waiters that wake after the owner has ended.
+expect_grep "$o" '^MonEvents: handoff waiters=3 entered=3$' "hand-off: three waiters entered HLOCK"
+expect_nogrep "$o" '^MonEvents: no handshake from the agent in the hand-off' "hand-off: the agent's ENTER handler ran for each waiter while mon-leaver held HLOCK"
+h=$(grep -E '^mon: (ev MONITOR_CONTENDED_[A-Z]+ obj=[^ ]+ class=MonHandoffLock |thread end name=mon-(leaver|waiter))' "$o")
+expect_eq "$(echo "$h" | grep -c 'CONTENDED_ENTER .*env=mon-waiter-')" 3 "hand-off: MONITOR_CONTENDED_ENTER on each waiter"
+expect_eq "$(echo "$h" | grep -c 'CONTENDED_ENTERED .*env=mon-waiter-')" 3 "hand-off: MONITOR_CONTENDED_ENTERED on each waiter"
+expect_eq "$(echo "$h" | grep -c 'CONTENDED_EXIT .*env=mon-leaver$')" 3 "hand-off: one MONITOR_CONTENDED_EXIT naming mon-leaver per contention"
+expect_eq "$(echo "$h" | grep -c 'CONTENDED_EXIT .*env=[^m]')" 0 "hand-off: no EXIT naming an unknown thread"
+late=$(echo "$h" | sed -n '/thread end name=mon-leaver$/,$p' | grep -c 'CONTENDED_EXIT .*env=mon-leaver$')
+expect_eq "$late" 0 "hand-off: no EXIT naming mon-leaver after its THREAD_END"
+after=$(echo "$h" | sed -n '/thread end name=mon-leaver$/,$p' | grep -c 'CONTENDED_ENTERED ')
+if [ "$after" -ge 2 ]; then ok "hand-off: $after waiters got HLOCK after mon-leaver's THREAD_END"
+else bad "hand-off: only $after ENTERED after mon-leaver's THREAD_END (the workload should make 2)"; fi
 expect_nogrep "$WORK/err" 'ERROR|malformed' "no shim errors"
 
 finish

@@ -11,12 +11,22 @@
  * 2. main: WLOCK.wait(50) times out (prints "MonEvents: wait50 ms=..").
  * 3. main: WLOCK.wait() until mon-notifier, started just before, sleeps 100 ms and calls
  *    notifyAll (prints "MonEvents: wait0 ms=..").
+ * 4. Hand-off: mon-leaver enters HLOCK (the only MonHandoffLock) and stays until the
+ *    agent's MONITOR_CONTENDED_ENTER handler has run for all three threads mon-waiter-1..3
+ *    blocked on it (the agent sets handoffEnterSeen through JNI; at most 2 s), leaves it
+ *    and ends. The waiter that gets HLOCK first joins
+ *    mon-leaver and sleeps 50 ms inside, so the other two get it only after mon-leaver has
+ *    ended (prints "MonEvents: handoff waiters=3 entered=3").
  * Ends with "MonEvents: done rounds=N". */
 import java.util.concurrent.Semaphore;
 
 public class MonEvents {
     static final MonLock LOCK = new MonLock();
     static final MonWaitLock WLOCK = new MonWaitLock();
+    static final MonHandoffLock HLOCK = new MonHandoffLock();
+    static volatile Thread leaver;
+    static volatile int handoffEntered;
+    static volatile int handoffEnterSeen; /* set by the agent: HLOCK contentions seen */
     static final Semaphore held = new Semaphore(0);
     static final Semaphore roundDone = new Semaphore(0);
     static volatile boolean notified;
@@ -78,6 +88,48 @@ public class MonEvents {
         }
     }
 
+    static void handoff() throws Exception {
+        final Thread[] waiters = new Thread[3];
+        for (int i = 0; i < waiters.length; i++)
+            waiters[i] = new Thread(new Runnable() {
+                public void run() {
+                    synchronized (HLOCK) {
+                        if (handoffEntered++ == 0) {
+                            try {
+                                leaver.join();
+                                Thread.sleep(50);
+                            } catch (InterruptedException e) {
+                                throw new RuntimeException(e);
+                            }
+                        }
+                    }
+                }
+            }, "mon-waiter-" + (i + 1));
+        leaver = new Thread(new Runnable() {
+            public void run() {
+                synchronized (HLOCK) {
+                    for (Thread w : waiters)
+                        w.start();
+                    long end = System.nanoTime() + 2_000_000_000L;
+                    while (handoffEnterSeen < waiters.length && System.nanoTime() < end) {
+                        try {
+                            Thread.sleep(1);
+                        } catch (InterruptedException e) {
+                            throw new RuntimeException(e);
+                        }
+                    }
+                    if (handoffEnterSeen < waiters.length)
+                        System.out.println("MonEvents: no handshake from the agent in the hand-off");
+                }
+            }
+        }, "mon-leaver");
+        leaver.start();
+        leaver.join();
+        for (Thread w : waiters)
+            w.join();
+        System.out.println("MonEvents: handoff waiters=" + waiters.length + " entered=" + handoffEntered);
+    }
+
     public static void main(String[] args) throws Exception {
         rounds = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         Contender c = new Contender();
@@ -104,6 +156,8 @@ public class MonEvents {
         }
         System.out.println("MonEvents: wait0 ms=" + (System.nanoTime() - t0) / 1_000_000);
         n.join();
+
+        handoff();
         System.out.println("MonEvents: done rounds=" + rounds);
     }
 }
