@@ -65,7 +65,6 @@ struct hfield {
 
 struct hclass {
     jlong id;                   /* key: class id */
-    jclass ref;                 /* global ref during the dump */
     enum { HC_INSTANCE, HC_OBJ_ARRAY, HC_PRIM_ARRAY, HC_OTHER } kind;
     char elem_type;             /* primitive arrays */
     jlong elem_id;              /* object arrays: element class id */
@@ -79,9 +78,54 @@ struct hclass {
     jlong instance_size;        /* from the heap if seen, else computed */
     jlong super_id;             /* JVMTI's walk does not report java.lang.Object as a super */
     bool is_class_class;        /* java.lang.Class */
-    bool dumped;
+    bool borrowed;              /* inst and stat belong to the layout cache */
     UT_hash_handle hh;
 };
+
+/* Layouts of prepared classes outlive a dump: a class's fields, supers and interfaces never
+ * change (RedefineClasses may not change them), and ids are never reused, so a layout made
+ * once is right for every later dump: a second heap dump and every OBJECT_DUMP skip the
+ * JVMTI field queries that were most of an OBJECT_DUMP's time. The walk's records borrow
+ * the cached field arrays. Entries stay after their class is unloaded (a few hundred bytes
+ * per class ever dumped). layout_lock is a leaf. */
+static struct hclass *layout_cache;
+static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool layout_cached(jlong id, struct hclass *out)
+{
+    struct hclass *c;
+    pthread_mutex_lock(&layout_lock);
+    HASH_FIND(hh, layout_cache, &id, sizeof id, c);
+    if (c != NULL) {
+        *out = *c;
+        memset(&out->hh, 0, sizeof out->hh);
+        out->stat_types = NULL;
+        out->borrowed = true;
+    }
+    pthread_mutex_unlock(&layout_lock);
+    return c != NULL;
+}
+
+/* Keep a copy of hc's layout; hc then borrows the cache's arrays. */
+static void layout_keep(struct hclass *hc)
+{
+    struct hclass *c = malloc(sizeof *c);
+    if (c == NULL)
+        return;
+    *c = *hc;
+    memset(&c->hh, 0, sizeof c->hh);
+    c->stat_types = NULL;
+    pthread_mutex_lock(&layout_lock);
+    struct hclass *old;
+    HASH_FIND(hh, layout_cache, &c->id, sizeof c->id, old);
+    if (old == NULL) {
+        HASH_ADD(hh, layout_cache, id, sizeof c->id, c);
+        hc->borrowed = true;
+    }
+    pthread_mutex_unlock(&layout_lock);
+    if (old != NULL)
+        free(c); /* another dump kept it first; hc keeps its own arrays */
+}
 
 struct walk {
     JNIEnv *jni;
@@ -207,29 +251,39 @@ static jint len_get(const struct walk *w, jlong id)
     return -1;
 }
 
-static jlong tag_or_new(struct walk *w, jlong *tag_ptr, jlong class_tag, jlong size)
+/* Room for one more (tag, class tag, size) in fresh; false (and fresh_oom) if none. */
+static bool fresh_room(struct walk *w)
 {
-    if (*tag_ptr != 0)
-        return *tag_ptr & TAG_ID_MASK;
-    if (!w->announce) {
-        *tag_ptr = ids_new_tag(size, 0);
-        return *tag_ptr & TAG_ID_MASK;
-    }
     if (w->nfresh + 3 > w->fresh_cap) {
         size_t cap = w->fresh_cap ? w->fresh_cap * 2 : 3 * 256;
         jlong *f = realloc(w->fresh, cap * sizeof *f);
         if (f == NULL) {
             w->fresh_oom = true; /* not announced: an id without its OBJECT_ALLOC */
-            *tag_ptr = ids_new_tag(size, 0);
-            return *tag_ptr & TAG_ID_MASK;
+            return false;
         }
         w->fresh = f;
         w->fresh_cap = cap;
     }
-    *tag_ptr = ids_new_tag(size, TAG_ALLOCATED);
-    w->fresh[w->nfresh++] = *tag_ptr;
+    return true;
+}
+
+static void fresh_add(struct walk *w, jlong tag, jlong class_tag, jlong size)
+{
+    w->fresh[w->nfresh++] = tag;
     w->fresh[w->nfresh++] = class_tag;
     w->fresh[w->nfresh++] = size;
+}
+
+static jlong tag_or_new(struct walk *w, jlong *tag_ptr, jlong class_tag, jlong size)
+{
+    if (*tag_ptr != 0)
+        return *tag_ptr & TAG_ID_MASK;
+    if (!w->announce || !fresh_room(w)) {
+        *tag_ptr = ids_new_tag(size, 0);
+        return *tag_ptr & TAG_ID_MASK;
+    }
+    *tag_ptr = ids_new_tag(size, TAG_ALLOCATED);
+    fresh_add(w, *tag_ptr, class_tag, size);
     return *tag_ptr & TAG_ID_MASK;
 }
 
@@ -404,54 +458,97 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
         (*jni)->DeleteLocalRef(jni, chain[d]);
 }
 
-static bool build_classes(struct walk *w)
+/* The layout record of one class, added to the walk's table (once per class). */
+static void build_class(struct walk *w, jclass cls, jclass class_class)
 {
     JNIEnv *jni = w->jni;
+    jobjectID id = classes_id_for_dump(jni, cls);
+    struct hclass *hc = NULL;
+    if (id != NULL)
+        HASH_FIND(hh, w->classes, &(jlong){ids_tag(id)}, sizeof(jlong), hc);
+    if (hc != NULL || id == NULL || (hc = calloc(1, sizeof *hc)) == NULL)
+        return;
+    if (layout_cached(ids_tag(id), hc)) {
+        if (hc->is_class_class)
+            w->class_class_id = hc->id;
+        HASH_ADD(hh, w->classes, id, sizeof hc->id, hc);
+        return;
+    }
+    (*jni)->PushLocalFrame(jni, 32);
+    hc->id = ids_tag(id);
+    jint st = 0;
+    (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+    char *sig = NULL;
+    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL);
+    if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
+        hc->kind = HC_OTHER;
+    } else if (sig != NULL && sig[0] == '[') {
+        jint is_array = 0;
+        jobjectID elem = NULL;
+        classes_alloc_info(jni, cls, &is_array, &elem);
+        hc->kind = is_array == JVMPI_CLASS ? HC_OBJ_ARRAY : HC_PRIM_ARRAY;
+        hc->elem_type = sig[1];
+        hc->elem_id = ids_tag(elem);
+    } else {
+        hc->kind = HC_INSTANCE;
+        layout_class(jni, hc, cls);
+        hc->is_class_class = class_class != NULL && (*jni)->IsSameObject(jni, cls, class_class);
+        if (hc->is_class_class)
+            w->class_class_id = hc->id;
+    }
+    if (sig)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    /* Before preparation JVMTI lists no fields: such a layout is for this dump only. An
+     * array class's element id is cached only once known. */
+    if ((st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY)) &&
+        (hc->kind != HC_INSTANCE || (hc->inst != NULL && hc->stat != NULL)) &&
+        (hc->kind != HC_OBJ_ARRAY || hc->elem_id != 0))
+        layout_keep(hc);
+    HASH_ADD(hh, w->classes, id, sizeof hc->id, hc);
+    (*jni)->PopLocalFrame(jni, NULL);
+}
+
+/* Class layouts before the walk. A heap dump needs every loaded class's; OBJECT_DUMP
+ * (single) only those its one record can name: the object's class, java.lang.Class (a
+ * primitive mirror's fields, and whether the object is a class), and, for a class mirror,
+ * that class. Building every layout cost an OBJECT_DUMP 10-30 ms with a few thousand
+ * classes loaded. */
+static bool build_classes(struct walk *w, jobject single)
+{
+    JNIEnv *jni = w->jni;
+    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+    if (single != NULL) {
+        jclass oc = (*jni)->GetObjectClass(jni, single);
+        if (class_class != NULL)
+            build_class(w, class_class, class_class);
+        if (oc != NULL)
+            build_class(w, oc, class_class);
+        jint st = 0;
+        /* Not a primitive mirror's: GetLoadedClasses, which the heap dump's table comes
+         * from, never lists those, and their record is an instance of java.lang.Class. */
+        if (oc != NULL && class_class != NULL && (*jni)->IsSameObject(jni, oc, class_class) &&
+            (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, (jclass)single, &st) ==
+                JVMTI_ERROR_NONE && !(st & JVMTI_CLASS_STATUS_PRIMITIVE))
+            build_class(w, (jclass)single, class_class);
+        if (oc != NULL)
+            (*jni)->DeleteLocalRef(jni, oc);
+        if (class_class != NULL)
+            (*jni)->DeleteLocalRef(jni, class_class);
+        return true;
+    }
     jint n = 0;
     jclass *cs = NULL;
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
                   "GetLoadedClasses for a heap dump"))
         return false;
     (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
-    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     for (jint i = 0; i < n; i++) {
-        (*jni)->PushLocalFrame(jni, 32);
-        struct hclass *hc = calloc(1, sizeof *hc);
-        jobjectID id = classes_id_for_dump(jni, cs[i]);
-        if (hc == NULL || id == NULL) {
-            free(hc);
-            (*jni)->PopLocalFrame(jni, NULL);
-            continue;
-        }
-        hc->id = ids_tag(id);
-        hc->ref = (*jni)->NewGlobalRef(jni, cs[i]);
-        jint st = 0;
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
-        char *sig = NULL;
-        (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cs[i], &sig, NULL);
-        if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
-            hc->kind = HC_OTHER;
-        } else if (sig != NULL && sig[0] == '[') {
-            jint is_array = 0;
-            jobjectID elem = NULL;
-            classes_alloc_info(jni, cs[i], &is_array, &elem);
-            hc->kind = is_array == JVMPI_CLASS ? HC_OBJ_ARRAY : HC_PRIM_ARRAY;
-            hc->elem_type = sig[1];
-            hc->elem_id = ids_tag(elem);
-        } else {
-            hc->kind = HC_INSTANCE;
-            layout_class(jni, hc, cs[i]);
-            hc->is_class_class = (*jni)->IsSameObject(jni, cs[i], class_class);
-            if (hc->is_class_class)
-                w->class_class_id = hc->id;
-        }
-        if (sig)
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
-        HASH_ADD(hh, w->classes, id, sizeof hc->id, hc);
-        (*jni)->PopLocalFrame(jni, NULL);
+        build_class(w, cs[i], class_class);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    if (class_class != NULL)
+        (*jni)->DeleteLocalRef(jni, class_class);
     return true;
 }
 
@@ -462,10 +559,10 @@ static void free_classes(struct walk *w)
     struct hclass *c, *tmp;
     HASH_ITER(hh, w->classes, c, tmp) {
         HASH_DEL(w->classes, c);
-        if (c->ref)
-            (*w->jni)->DeleteGlobalRef(w->jni, c->ref);
-        free(c->inst);
-        free(c->stat);
+        if (!c->borrowed) {
+            free(c->inst);
+            free(c->stat);
+        }
         free(c->stat_types);
         free(c);
     }
@@ -556,7 +653,6 @@ static void finish_current(struct walk *w)
                 else if (prims)
                     put_value(b, f->type, v);
             }
-            self->dumped = true;
         } else {
             w->records--; /* array-class mirrors: level 0 only (HotSpot) */
         }
@@ -1077,6 +1173,135 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* ---- OBJECT_DUMP without a heap walk ----
+ *
+ * FollowReferences from one object still costs the whole heap on JDK 17 (its object marker
+ * restores every object's mark word when the walk ends: 8 ms per call with 1 M objects).
+ * An instance's or an array's record needs only its own fields or elements, which JNI
+ * reads in place, as HotSpot's OBJECT_DUMP read them in place without stopping the other
+ * threads. A class mirror's record also needs what only the walk reports (resolved
+ * constant-pool entries, signers, protection domain), so it keeps the walk. */
+
+/* The id of a referenced object, as tag_or_new gives it in the walk. */
+static jlong jni_ref_id(struct walk *w, jobject r)
+{
+    if (r == NULL)
+        return 0;
+    JNIEnv *jni = w->jni;
+    jlong t = 0;
+    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, r, &t) != JVMTI_ERROR_NONE)
+        return 0;
+    if (t != 0)
+        return (t & TAG_ID_MASK) == w->hook_id ? 0 : (t & TAG_ID_MASK);
+    if (!w->announce || !fresh_room(w))
+        return ids_tag(ids_of(jni, r));
+    jlong size = 0;
+    (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, r, &size);
+    jclass c = (*jni)->GetObjectClass(jni, r);
+    jlong ctag = ids_tag(classes_id_for_dump(jni, c)); /* never waits: see build_classes */
+    (*jni)->DeleteLocalRef(jni, c);
+    jobjectID id = ids_claim_allocated(jni, r, size, &t);
+    if (t != 0)
+        fresh_add(w, t, ctag, size); /* announced before the dump is delivered */
+    return ids_tag(id);
+}
+
+/* The record of `obj` (not a java.lang.Class) read with JNI. False if it needs the walk. */
+static bool single_by_jni(struct walk *w, jobject obj)
+{
+    JNIEnv *jni = w->jni;
+    jclass oc = (*jni)->GetObjectClass(jni, obj);
+    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
+    if (oc)
+        (*jni)->DeleteLocalRef(jni, oc);
+    struct hclass *hc = cid ? hclass_find(w, ids_tag(cid)) : NULL;
+    if (hc == NULL || hc->is_class_class || hc->kind == HC_OTHER)
+        return false;
+    w->cur_tag = w->single_tag;
+    w->cur_class = hc->id;
+    w->cur_size = 0;
+    w->cur_len = -1;
+    if (hc->kind == HC_INSTANCE) {
+        if (!ensure_slots(w, hc->nslots + 1)) {
+            w->failed = true;
+            return true;
+        }
+        for (jint i = 0; i < hc->n_inst; i++) {
+            struct hfield *f = &hc->inst[i];
+            jlong v;
+            if (f->type == 'L') {
+                jobject r = (*jni)->GetObjectField(jni, obj, f->fid);
+                v = jni_ref_id(w, r);
+                if (r)
+                    (*jni)->DeleteLocalRef(jni, r);
+            } else {
+                v = jni_field(jni, obj, f);
+            }
+            w->slots[f->index] = v;
+            w->slot_gen[f->index] = w->gen;
+        }
+    } else {
+        jint len = (*jni)->GetArrayLength(jni, obj);
+        w->cur_len = len;
+        if (hc->kind == HC_OBJ_ARRAY) {
+            if (len > 0 && !ensure_elems(w, len)) {
+                w->failed = true;
+                return true;
+            }
+            for (jint i = 0; i < len; i++) {
+                jobject e = (*jni)->GetObjectArrayElement(jni, obj, i);
+                w->elems[i] = jni_ref_id(w, e);
+                if (e)
+                    (*jni)->DeleteLocalRef(jni, e);
+            }
+            w->elems_used = len;
+        } else {
+            size_t es = (size_t)type_size(hc->elem_type), need = (size_t)len * es;
+            if (need > w->prim_copy_cap) {
+                unsigned char *p = realloc(w->prim_copy, need);
+                if (p == NULL) {
+                    w->failed = true;
+                    return true;
+                }
+                w->prim_copy = p;
+                w->prim_copy_cap = need;
+            }
+            switch (hc->elem_type) {
+            case 'Z': (*jni)->GetBooleanArrayRegion(jni, obj, 0, len, (jboolean *)w->prim_copy); break;
+            case 'B': (*jni)->GetByteArrayRegion(jni, obj, 0, len, (jbyte *)w->prim_copy); break;
+            case 'C': (*jni)->GetCharArrayRegion(jni, obj, 0, len, (jchar *)w->prim_copy); break;
+            case 'S': (*jni)->GetShortArrayRegion(jni, obj, 0, len, (jshort *)w->prim_copy); break;
+            case 'I': (*jni)->GetIntArrayRegion(jni, obj, 0, len, (jint *)w->prim_copy); break;
+            case 'J': (*jni)->GetLongArrayRegion(jni, obj, 0, len, (jlong *)w->prim_copy); break;
+            case 'F': (*jni)->GetFloatArrayRegion(jni, obj, 0, len, (jfloat *)w->prim_copy); break;
+            case 'D': (*jni)->GetDoubleArrayRegion(jni, obj, 0, len, (jdouble *)w->prim_copy); break;
+            default: need = 0; break;
+            }
+            w->prim_copy_len = need;
+        }
+    }
+    finish_current(w);
+    return true;
+}
+
+static bool single_is_class(struct walk *w, jobject single)
+{
+    JNIEnv *jni = w->jni;
+    jclass oc = (*jni)->GetObjectClass(jni, single);
+    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
+    if (oc)
+        (*jni)->DeleteLocalRef(jni, oc);
+    return cid != NULL && ids_tag(cid) == w->class_class_id;
+}
+
+static bool single_is_prim_mirror(const struct walk *w)
+{
+    for (int i = 0; i < w->n_prims; i++)
+        if (w->prim_ids[i] == w->single_tag)
+            return true;
+    return false;
+}
+
 static bool run_walk(struct walk *w, jobject initial)
 {
     jvmtiHeapCallbacks hc;
@@ -1170,16 +1395,26 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         }
         (*jni)->DeleteLocalRef(jni, oc);
     }
-    if (!build_classes(&w)) {
+    if (!build_classes(&w, single)) {
         walk_free(&w);
         return JVMPI_FAIL;
     }
     index_classes(&w);
-    prim_mirrors(&w);
+    /* OBJECT_DUMP needs the primitive mirrors only to tell whether its object is one. */
+    if (single == NULL || single_is_class(&w, single))
+        prim_mirrors(&w);
     double tc = now_s();
-    if (single == NULL)
+    bool ok;
+    if (single == NULL) {
         threads_hold(jni, &w, &ts);
-    bool ok = !w.failed && run_walk(&w, single);
+        ok = !w.failed && run_walk(&w, NULL);
+    } else if (single_is_prim_mirror(&w)) {
+        ok = !w.failed; /* its record is written from what prim_mirrors read */
+    } else if (!w.failed && single_by_jni(&w, single)) {
+        ok = !w.failed;
+    } else {
+        ok = !w.failed && run_walk(&w, single);
+    }
     if (ok)
         prim_records(&w);
     ok = ok && !w.failed; /* out of memory in a callback (array lengths, element copies) */
