@@ -188,6 +188,11 @@ static void method_probe(JNIEnv *jni, jint id, enum probe_kind kind, jobject sel
         return;
     tl_in_probe = 1;
     jmethodID m = probe_method(p);
+    /* An entry that passes `this` right after a superCall is the super constructor that
+     * needs no deferring (java.lang.Object.<init>): it names the waiting constructors'
+     * object. */
+    if (m != NULL && kind == PROBE_ENTRY && have_self && methods_ctor_super_called())
+        methods_ctor_ready(jni, self);
     if (m != NULL && kind == PROBE_ENTRY)
         methods_post_entry(jni, m, self, have_self, 1); /* depth 1: below the probe */
     else if (m != NULL)
@@ -219,6 +224,39 @@ static void JNICALL h_exitThrow(JNIEnv *jni, jclass c, jint id)
 {
     (void)c;
     method_probe(jni, id, PROBE_EXIT_THROW, NULL, false);
+}
+
+static void JNICALL h_enterCtor(JNIEnv *jni, jclass c, jint id)
+{
+    (void)c;
+    struct probe *p = probe_begin(id);
+    if (p == NULL)
+        return;
+    tl_in_probe = 1;
+    jmethodID m = probe_method(p);
+    if (m != NULL)
+        methods_ctor_enter(jni, m);
+    tl_in_probe = 0;
+}
+
+static void JNICALL h_superCall(JNIEnv *jni, jclass c, jint id)
+{
+    (void)jni; (void)c;
+    if (probe_begin(id) != NULL)
+        methods_ctor_super_call();
+}
+
+static void JNICALL h_ctorReady(JNIEnv *jni, jclass c, jobject self, jint id)
+{
+    (void)c;
+    if (events_deferred_n == 0 && !methods_ctor_super_called())
+        return; /* the common case once the innermost constructor has named the object */
+    struct probe *p = probe_begin(id);
+    if (p == NULL)
+        return;
+    tl_in_probe = 1;
+    methods_ctor_ready(jni, self);
+    tl_in_probe = 0;
 }
 
 static void insn(JNIEnv *jni, jint id, jint bci, jint v1, jint v2)
@@ -297,13 +335,17 @@ HOOK_EXPORT(void, insnObj, (JNIEnv *j, jclass c, jobject o, jint id, jint bci), 
 HOOK_EXPORT(void, insnObj2, (JNIEnv *j, jclass c, jobject a, jobject b, jint id, jint bci),
             (j, c, a, b, id, bci))
 HOOK_EXPORT(void, exitThrow, (JNIEnv *j, jclass c, jint id), (j, c, id))
+HOOK_EXPORT(void, enterCtor, (JNIEnv *j, jclass c, jint id), (j, c, id))
+HOOK_EXPORT(void, superCall, (JNIEnv *j, jclass c, jint id), (j, c, id))
+HOOK_EXPORT(void, ctorReady, (JNIEnv *j, jclass c, jobject o, jint id), (j, c, o, id))
 
 static void *const hook_fns[CF_HOOK_COUNT] = {
     [CF_HOOK_ENTER] = (void *)h_enter,         [CF_HOOK_ENTER_OBJ] = (void *)h_enterObj,
     [CF_HOOK_EXIT] = (void *)h_exit,           [CF_HOOK_INSN] = (void *)h_insn,
     [CF_HOOK_INSN_INT] = (void *)h_insnInt,   [CF_HOOK_INSN_INT2] = (void *)h_insnInt2,
     [CF_HOOK_INSN_OBJ] = (void *)h_insnObj,   [CF_HOOK_INSN_OBJ2] = (void *)h_insnObj2,
-    [CF_HOOK_EXIT_THROW] = (void *)h_exitThrow,
+    [CF_HOOK_EXIT_THROW] = (void *)h_exitThrow, [CF_HOOK_ENTER_CTOR] = (void *)h_enterCtor,
+    [CF_HOOK_SUPER_CALL] = (void *)h_superCall, [CF_HOOK_CTOR_READY] = (void *)h_ctorReady,
 };
 
 jclass bci_hook_class(void)
@@ -636,23 +678,14 @@ bool bci_start(JNIEnv *jni)
      * no probe, so these calls post nothing. */
     bool linked = true;
     for (int i = 0; i < CF_HOOK_COUNT && linked; i++) {
-        if (hook_mids[i] == NULL)
+        if (hook_mids[i] == NULL) {
             linked = false;
-        else if (i == CF_HOOK_ENTER || i == CF_HOOK_EXIT)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0);
-        else if (i == CF_HOOK_ENTER_OBJ)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jint)0);
-        else if (i == CF_HOOK_INSN)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0);
-        else if (i == CF_HOOK_INSN_INT)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0, (jint)0);
-        else if (i == CF_HOOK_INSN_INT2)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jint)0, (jint)0, (jint)0, (jint)0);
-        else if (i == CF_HOOK_INSN_OBJ)
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jint)0, (jint)0);
-        else
-            (*jni)->CallStaticVoidMethod(jni, c, hook_mids[i], (jobject)NULL, (jobject)NULL,
-                                         (jint)0, (jint)0);
+            break;
+        }
+        /* Zero or NULL for every parameter, by the descriptor: id 0 is no probe. */
+        jvalue args[8];
+        memset(args, 0, sizeof args);
+        (*jni)->CallStaticVoidMethodA(jni, c, hook_mids[i], args);
         if ((*jni)->ExceptionCheck(jni)) {
             (*jni)->ExceptionClear(jni);
             linked = false;

@@ -301,23 +301,47 @@ jint calltrace_line(jmethodID m, jlocation bci)
 /* Frames asked for up to this depth are fetched into a stack buffer: no allocation. */
 #define STACK_FRAMES 128
 
+/* Frames a deferred constructor entry may have above its own (the constructors it called,
+ * a probe, a method run for super's arguments). */
+#define FROM_EXTRA 64
+
+static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames, jint depth);
+
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
+{
+    return fill(jni, t, NULL, frames, depth);
+}
+
+jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth)
+{
+    return fill(jni, NULL, from, frames, depth);
+}
+
+static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames, jint depth)
 {
     /* One frame more than asked: a thread inside a method-event probe has the probe's
      * native frame on top, which is the shim's and is dropped; one more again for the Java
      * wrapper of a renamed native, which is not shown (below). */
-    jvmtiFrameInfo buf[STACK_FRAMES + 2];
-    jvmtiFrameInfo *fi = depth <= STACK_FRAMES ? buf : malloc(sizeof *fi * ((size_t)depth + 2));
+    jint extra = 2 + (from != NULL ? FROM_EXTRA : 0);
+    jvmtiFrameInfo buf[STACK_FRAMES + 2 + FROM_EXTRA];
+    jvmtiFrameInfo *fi = depth <= STACK_FRAMES ? buf : malloc(sizeof *fi * ((size_t)depth + (size_t)extra));
     if (fi == NULL)
         return 0;
     jint n = 0;
-    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth + 2, fi, &n);
+    jvmtiError err = (*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, t, 0, depth + extra, fi, &n);
     if (err != JVMTI_ERROR_NONE) {
         if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)
             jvmti_ok_at(err, LOG_INFO, "GetCallTrace: GetStackTrace");
         n = 0;
     }
     jint skip = (n > 0 && bci_is_hook_method(fi[0].method)) ? 1 : 0;
+    if (from != NULL) {
+        for (jint i = skip; i < n && i < FROM_EXTRA + 1; i++)
+            if (fi[i].method == from) {
+                skip = i;
+                break;
+            }
+    }
     n -= skip;
     bool announce = jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD);
     struct lines_cache *c = cache_self();
@@ -353,13 +377,19 @@ _Thread_local const struct calltrace_snap *calltrace_snap_now;
 
 void calltrace_snap_take(struct calltrace_snap *s)
 {
+    calltrace_snap_take_from(s, NULL);
+}
+
+void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from)
+{
     s->n = 0;
     s->frames = NULL;
+    s->from_method = NULL;
     jint count = 0;
     if ((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count) != JVMTI_ERROR_NONE ||
         count <= 0 || (s->frames = malloc(sizeof *s->frames * (size_t)count)) == NULL)
         return;
-    s->n = calltrace_fill(NULL, NULL, s->frames, count); /* no JNIEnv: nothing announced */
+    s->n = fill(NULL, NULL, from, s->frames, count); /* no JNIEnv: nothing announced */
     if (s->n == 0) {
         free(s->frames);
         s->frames = NULL;
@@ -416,8 +446,10 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     if (env == jni) {
         const struct calltrace_snap *snap = calltrace_snap_now;
-        trace->num_frames = snap != NULL ? snap_copy(jni, snap, trace->frames, depth)
-                                         : calltrace_fill(jni, NULL, trace->frames, depth);
+        trace->num_frames = snap == NULL ? calltrace_fill(jni, NULL, trace->frames, depth)
+                            : snap->from_method != NULL
+                                ? calltrace_fill_from(jni, snap->from_method, trace->frames, depth)
+                                : snap_copy(jni, snap, trace->frames, depth);
         return;
     }
     struct thread_rec *r = threads_acquire(env);

@@ -15,6 +15,9 @@ jint calltrace_line(jmethodID m, jlocation bci);
 void calltrace_invalidate(void);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth);
+/* The same for the current thread, from the shallowest frame of method `from` (the whole
+ * stack if it is not among the top frames). */
+jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth);
 
 /* The current thread's trace, kept with an event that is delivered later than it happened
  * (an event held back while the thread's Thread object is built, threads.c): inside that
@@ -25,8 +28,14 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
 struct calltrace_snap {
     jint n;
     JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
+    /* Or, with n == 0: the live stack from the shallowest frame of this method down (a
+     * constructor's METHOD_ENTRY2 delivered once the constructors it called have started,
+     * methods.c): what the stack was when that method was entered. */
+    jmethodID from_method;
 };
 void calltrace_snap_take(struct calltrace_snap *s);
+/* The same from the shallowest frame of method `from` down (NULL: the whole stack). */
+void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from);
 void calltrace_snap_free(struct calltrace_snap *s);
 /* The snapshot GetCallTrace on this thread answers with, or NULL: set by event_post only
  * around the handler of a held event (a nested event's handler sees NULL). */

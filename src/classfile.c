@@ -65,10 +65,11 @@ enum { VT_TOP, VT_INT, VT_FLOAT, VT_DOUBLE, VT_LONG, VT_NULL, VT_UTHIS, VT_OBJ, 
 
 static const char *const hook_names[CF_HOOK_COUNT] = {
     "enter", "enterObj", "exit", "insn", "insnInt", "insnInt2", "insnObj", "insnObj2",
-    "exitThrow"};
+    "exitThrow", "enterCtor", "superCall", "ctorReady"};
 static const char *const hook_descs[CF_HOOK_COUNT] = {
     "(I)V", "(Ljava/lang/Object;I)V", "(I)V", "(II)V", "(III)V", "(IIII)V",
-    "(Ljava/lang/Object;II)V", "(Ljava/lang/Object;Ljava/lang/Object;II)V", "(I)V"};
+    "(Ljava/lang/Object;II)V", "(Ljava/lang/Object;Ljava/lang/Object;II)V", "(I)V",
+    "(I)V", "(I)V", "(Ljava/lang/Object;I)V"};
 
 const char *cf_hook_name(enum cf_hook h) { return (unsigned)h < CF_HOOK_COUNT ? hook_names[h] : NULL; }
 const char *cf_hook_desc(enum cf_hook h) { return (unsigned)h < CF_HOOK_COUNT ? hook_descs[h] : NULL; }
@@ -1954,13 +1955,28 @@ static unsigned insn_dup(enum cf_hook h)
            : h == CF_HOOK_INSN ? 0 : 0x59 /* dup */;
 }
 
+/* The entry probe passes `this` where the verifier lets it: instance methods, and
+ * java.lang.Object.<init> (the one constructor whose `this` starts initialized). */
+static bool entry_passes_this(const struct meth *m)
+{
+    return !m->is_static && (!m->is_init || !m->uthis_start);
+}
+/* A constructor with one super(...)/this(...) call: superCall before it, ctorReady after. */
+static bool has_ctor_probes(const struct meth *m)
+{
+    return (m->flags & CF_METHOD_PROBES) && m->is_init && m->init_k != SIZE_MAX;
+}
 static unsigned entry_size(const struct meth *m)
 {
     if (!(m->flags & CF_METHOD_PROBES))
         return 0;
-    return (m->is_static || m->is_init ? 0 : 1) + m->mid_size + 3;
+    return (entry_passes_this(m) ? 1 : 0) + m->mid_size + 3;
 }
 static unsigned exit_size(const struct meth *m) { return m->mid_size + 3u; }
+static bool is_init_call(const struct meth *m, const struct insn *in)
+{
+    return has_ctor_probes(m) && in == &m->ins[m->init_k];
+}
 static unsigned probe_size(const struct meth *m, const struct insn *in)
 {
     unsigned s = 0;
@@ -1968,7 +1984,15 @@ static unsigned probe_size(const struct meth *m, const struct insn *in)
         s += (insn_dup(insn_hook(in->op)) ? 1 : 0) + m->mid_size + bci_size(in->bci) + 3;
     if ((m->flags & CF_METHOD_PROBES) && op_is_return(in->op))
         s += exit_size(m);
+    if (is_init_call(m, in))
+        s += m->mid_size + 3u; /* superCall */
     return s;
+}
+/* Code after an instruction, in its block: ctorReady after the super(...)/this(...) call.
+ * A branch to the next instruction lands after it. */
+static unsigned post_size(const struct meth *m, const struct insn *in)
+{
+    return is_init_call(m, in) ? 1u + m->mid_size + 3u : 0u;
 }
 static uint32_t new_len(const struct insn *in, uint32_t pos)
 {
@@ -1988,6 +2012,7 @@ static uint64_t layout(struct meth *m)
         pos += probe_size(m, in);
         in->ipos = (uint32_t)pos;
         pos += new_len(in, (uint32_t)pos);
+        pos += post_size(m, in);
         if (pos > 0xffffffu)
             pos = 0xffffffu; /* far too big already; keep the arithmetic bounded */
     }
@@ -2013,14 +2038,18 @@ static void emit_exit_hook(struct meth *m, struct buf *b, enum cf_hook h)
     b_u2(b, hook_ref(m->c, h));
 }
 static void emit_exit(struct meth *m, struct buf *b) { emit_exit_hook(m, b, CF_HOOK_EXIT); }
+static enum cf_hook entry_hook(const struct meth *m)
+{
+    return entry_passes_this(m) ? CF_HOOK_ENTER_OBJ
+           : has_ctor_probes(m) ? CF_HOOK_ENTER_CTOR : CF_HOOK_ENTER;
+}
 static void emit_entry(struct meth *m, struct buf *b)
 {
-    bool obj = !(m->is_static || m->is_init);
-    if (obj)
+    if (entry_passes_this(m))
         b_u1(b, 0x2a); /* aload_0 */
     emit_int(b, m->id, m->mid_idx);
     b_u1(b, 0xb8);
-    b_u2(b, hook_ref(m->c, obj ? CF_HOOK_ENTER_OBJ : CF_HOOK_ENTER));
+    b_u2(b, hook_ref(m->c, entry_hook(m)));
 }
 
 static void emit_code(struct meth *m, struct buf *b)
@@ -2034,6 +2063,8 @@ static void emit_code(struct meth *m, struct buf *b)
             emit_insn_probe(m, b, in);
         if ((m->flags & CF_METHOD_PROBES) && op_is_return(in->op))
             emit_exit(m, b);
+        if (is_init_call(m, in))
+            emit_exit_hook(m, b, CF_HOOK_SUPER_CALL);
         uint32_t at = in->ipos;
         if (in->f & I_SWITCH) {
             b_u1(b, in->op);
@@ -2071,6 +2102,10 @@ static void emit_code(struct meth *m, struct buf *b)
             }
         } else {
             b_put(b, p, in->len);
+        }
+        if (is_init_call(m, in)) {
+            b_u1(b, 0x2a); /* aload_0: initialized now */
+            emit_exit_hook(m, b, CF_HOOK_CTOR_READY);
         }
     }
 }
@@ -2403,9 +2438,13 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
      * (the mid constant is already fixed) */
     if (probes) {
         hook_ref(c, CF_HOOK_EXIT);
-        hook_ref(c, m->is_static || m->is_init ? CF_HOOK_ENTER : CF_HOOK_ENTER_OBJ);
+        hook_ref(c, entry_hook(m));
         if (m->is_init)
             hook_ref(c, CF_HOOK_EXIT_THROW);
+        if (has_ctor_probes(m)) {
+            hook_ref(c, CF_HOOK_SUPER_CALL);
+            hook_ref(c, CF_HOOK_CTOR_READY);
+        }
     }
     if (c->failed)
         return false;

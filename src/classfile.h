@@ -47,8 +47,10 @@
  * names and descriptors (cf_hook_name / cf_hook_desc). mid is the method id returned by
  * spec->method_id, bci the ORIGINAL bytecode offset of the instruction about to run. */
 enum cf_hook {
-    CF_HOOK_ENTER,     /* enter(I)V                      (mid): static methods, <init>, <clinit> */
-    CF_HOOK_ENTER_OBJ, /* enterObj(Ljava/lang/Object;I)V (this, mid): other instance methods */
+    CF_HOOK_ENTER,     /* enter(I)V                      (mid): static methods, <clinit>, and
+                        * constructors without one super(...)/this(...) call */
+    CF_HOOK_ENTER_OBJ, /* enterObj(Ljava/lang/Object;I)V (this, mid): other instance methods,
+                        * and java.lang.Object.<init>, whose `this` is initialized */
     CF_HOOK_EXIT,      /* exit(I)V                       (mid): before each return; on a throw */
     CF_HOOK_INSN,      /* insn(II)V                      (mid, bci): ordinary instructions */
     CF_HOOK_INSN_INT,  /* insnInt(III)V                  (value, mid, bci): ifeq..ifle, switches */
@@ -56,6 +58,12 @@ enum cf_hook {
     CF_HOOK_INSN_OBJ,  /* insnObj(Ljava/lang/Object;II)V (ref, mid, bci): ifnull, ifnonnull */
     CF_HOOK_INSN_OBJ2, /* insnObj2(Ljava/lang/Object;Ljava/lang/Object;II)V: if_acmpeq/ne */
     CF_HOOK_EXIT_THROW, /* exitThrow(I)V                 (mid): a constructor left by a throw */
+    /* Constructors with one invokespecial that initializes `this` (the super(...)/this(...)
+     * call), whose `this` cannot be passed on entry: enterCtor on entry, superCall just
+     * before that invokespecial, ctorReady with `this` just after it returns. */
+    CF_HOOK_ENTER_CTOR, /* enterCtor(I)V                 (mid) */
+    CF_HOOK_SUPER_CALL, /* superCall(I)V                 (mid) */
+    CF_HOOK_CTOR_READY, /* ctorReady(Ljava/lang/Object;I)V (this, mid) */
     CF_HOOK_COUNT
 };
 const char *cf_hook_name(enum cf_hook h);

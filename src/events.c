@@ -440,10 +440,24 @@ bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltr
     return post(inst, ev, snap);
 }
 
+_Thread_local int events_deferred_n;
+static void (*deferred_flush)(void);
+
+void events_set_deferred_flush(void (*flush)(void))
+{
+    deferred_flush = flush;
+}
+
 static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap)
 {
     int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
     bool requested = (ev->event_type & JVMPI_REQUESTED_EVENT) != 0;
+    /* Events that happened earlier on this thread and wait for a detail go first: the
+     * agent sees this thread's events in the order they happened. Before this event's own
+     * check: their handlers may take a while, and a DisableEvent that returns meanwhile must
+     * stop this one. */
+    if (__builtin_expect(events_deferred_n != 0, 0) && deferred_flush != NULL)
+        deferred_flush();
     if (!requested && !event_on(inst, t))
         return false;
     if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) < PHASE_LIVE)

@@ -34,6 +34,7 @@
 #include "bci.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <uthash.h>
 
 struct method_rec {
@@ -116,7 +117,34 @@ static struct method_rec *method_announced(JNIEnv *jni, jmethodID m)
     return r;
 }
 
+/* To every instance that enabled the event; with snap, GetCallTrace in the handler answers
+ * from it (calltrace.h). */
+static void post_all(const JVMPI_Event *ev, const struct calltrace_snap *snap)
+{
+    if (snap == NULL) {
+        event_post_all(ev);
+        return;
+    }
+    int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
+    for (int i = 0; i < g_shim.ninst; i++) {
+        struct instance *inst = &g_shim.inst[i];
+        if (!event_on(inst, t))
+            continue;
+        JVMPI_Event copy = *ev;
+        event_post_held(inst, &copy, snap);
+    }
+}
+
+static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, jint local_depth,
+                       const struct calltrace_snap *snap);
+
 void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, jint local_depth)
+{
+    post_entry(jni, m, self, have_self, local_depth, NULL);
+}
+
+static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, jint local_depth,
+                       const struct calltrace_snap *snap)
 {
     struct method_rec *r = method_announced(jni, m);
     JVMPI_Event ev;
@@ -133,7 +161,7 @@ void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, 
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY2, jni);
         ev.u.method_entry2.method_id = m;
         ev.u.method_entry2.obj_id = recv;
-        event_post_all(&ev);
+        post_all(&ev, snap);
         ids_hand_close(hand);
         if (got != NULL)
             (*jni)->DeleteLocalRef(jni, got);
@@ -141,8 +169,144 @@ void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, 
     if (events_any(JVMPI_EVENT_METHOD_ENTRY)) {
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY, jni);
         ev.u.method.method_id = m;
-        event_post_all(&ev);
+        post_all(&ev, snap);
     }
+}
+
+/* ---- constructors: METHOD_ENTRY2 when `this` can be named ----
+ *
+ * Before its super(...)/this(...) call a constructor's `this` is uninitialized: the
+ * verifier lets no probe pass it, and JVMTI GetLocalInstance, which can read it, is a VM
+ * operation that stops every thread (a safepoint per call on JDK 17 and 25, measured). So
+ * the entry events of a constructor wait on a per-thread stack, in groups: one group per
+ * object, since a constructor entered right after a superCall probe continues the chain of
+ * the one below it. The probe after the innermost super(...)/this(...) returns (or
+ * Object.<init>'s entry, whose `this` is initialized) names the object of the top group and
+ * posts the stack, bottom first. Anything else posted on the thread meanwhile (a method
+ * called to compute super's arguments, an allocation, a throw) posts the stack first, with
+ * each waiting entry's receiver read from its frame, as before. Pending entries belong to
+ * frames still on the stack, consecutive from the top except for frames without probes, so
+ * the frames are found by method, from the top. */
+#define CTOR_PENDING_MAX 64
+struct ctor_pending {
+    jmethodID method;
+    uint32_t group;
+};
+static _Thread_local struct ctor_pending tl_ctor[CTOR_PENDING_MAX];
+static _Thread_local uint32_t tl_ctor_group;   /* groups handed out on this thread */
+static _Thread_local bool tl_super_call;       /* a superCall probe ran, no entry since */
+
+/* The receivers of pending[0..n) whose recv[] is still NULL, from their frames. Frames are
+ * matched from the top: the last pending entry is the shallowest frame of its method. */
+static void ctor_receivers_from_frames(const struct ctor_pending *p, int n, jobject *recv)
+{
+    enum { MAXF = 512 };
+    jvmtiFrameInfo frames[MAXF];
+    jint count = 0;
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetStackTrace(g_shim.jvmti, NULL, 0, MAXF, frames, &count),
+                     LOG_WARN, "reading the stack for the receivers of constructors' METHOD_ENTRY2"))
+        return;
+    int j = n - 1;
+    for (jint d = 0; d < count && j >= 0; d++) {
+        if (frames[d].method != p[j].method)
+            continue;
+        if (recv[j] == NULL) {
+            if (log_level_now >= LOG_DEBUG) {
+                char *mn = NULL, *cn = NULL;
+                jclass dc = NULL;
+                (*g_shim.jvmti)->GetMethodName(g_shim.jvmti, p[j].method, &mn, NULL, NULL);
+                (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, p[j].method, &dc);
+                if (dc != NULL)
+                    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, dc, &cn, NULL);
+                log_debug("METHOD_ENTRY2 of %s.%s: receiver read from its frame (an event came "
+                          "before its super(...) call)", cn ? cn : "?", mn ? mn : "?");
+                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)mn);
+                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cn);
+            }
+            jobject o = NULL;
+            if ((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, d, &o) == JVMTI_ERROR_NONE)
+                recv[j] = o;
+        }
+        j--;
+    }
+}
+
+/* Post every pending entry, bottom first; the top group's receiver is top_self if given. */
+static void ctor_flush(JNIEnv *jni, jobject top_self)
+{
+    int n = events_deferred_n;
+    events_deferred_n = 0; /* what is posted below must not come here again */
+    tl_super_call = false;
+    if (n <= 0 || jni == NULL)
+        return;
+    struct ctor_pending p[CTOR_PENDING_MAX];
+    memcpy(p, tl_ctor, sizeof *p * (size_t)n);
+    jobject recv[CTOR_PENDING_MAX] = {0};
+    jobject mine[CTOR_PENDING_MAX] = {0}; /* local refs made here */
+    bool missing = false;
+    for (int i = 0; i < n; i++) {
+        if (top_self != NULL && p[i].group == p[n - 1].group)
+            recv[i] = top_self;
+        else
+            missing = true;
+    }
+    if (missing) {
+        ctor_receivers_from_frames(p, n, recv);
+        for (int i = 0; i < n; i++)
+            if (recv[i] != top_self)
+                mine[i] = recv[i];
+    }
+    /* Each handler that traces its stack sees it from its constructor's frame down, as at
+     * that constructor's entry, not the constructors it has called since. */
+    for (int i = 0; i < n; i++) {
+        struct calltrace_snap at = {0, NULL, p[i].method};
+        post_entry(jni, p[i].method, recv[i], true, 0, &at);
+    }
+    for (int i = 0; i < n; i++)
+        if (mine[i] != NULL)
+            (*jni)->DeleteLocalRef(jni, mine[i]);
+}
+
+/* events.c: another event is about to be posted on this thread. */
+static void ctor_flush_before_other(void)
+{
+    ctor_flush(shim_current_jni(), NULL);
+}
+
+void methods_ctor_enter(JNIEnv *jni, jmethodID m)
+{
+    if (!events_any(JVMPI_EVENT_METHOD_ENTRY2)) {
+        tl_super_call = false;
+        methods_post_entry(jni, m, NULL, false, 1); /* ENTRY only: no receiver needed */
+        return;
+    }
+    if (events_deferred_n >= CTOR_PENDING_MAX)
+        ctor_flush(jni, NULL); /* a chain deeper than the stack: read from the frames */
+    int n = events_deferred_n;
+    uint32_t g = tl_super_call && n > 0 ? tl_ctor[n - 1].group : ++tl_ctor_group;
+    tl_super_call = false;
+    tl_ctor[n].method = m;
+    tl_ctor[n].group = g;
+    events_deferred_n = n + 1;
+}
+
+void methods_ctor_super_call(void)
+{
+    tl_super_call = true;
+}
+
+bool methods_ctor_super_called(void)
+{
+    return tl_super_call;
+}
+
+void methods_ctor_ready(JNIEnv *jni, jobject self)
+{
+    if (events_deferred_n == 0) {
+        tl_super_call = false;
+        return;
+    }
+    ctor_flush(jni, self);
 }
 
 void methods_post_exit(JNIEnv *jni, jmethodID m)
@@ -325,6 +489,7 @@ static void probes_changed(int t, bool any)
 
 void methods_module_init(void)
 {
+    events_set_deferred_flush(ctor_flush_before_other);
     if (bci_available()) {
         struct event_row probe = {.kind = EVK_ON, .on_change = probes_changed};
         events_register(JVMPI_EVENT_METHOD_ENTRY, &probe);

@@ -186,6 +186,11 @@ struct calltrace_snap;
 bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
 /* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
 void event_post_all(const JVMPI_Event *ev);
+/* Events deferred on this thread (methods.c: a constructor's METHOD_ENTRY2 waits until its
+ * receiver can be named). While the count is above 0, the next event posted on the thread
+ * first calls the flush function set here, which posts them in their order. */
+extern _Thread_local int events_deferred_n;
+void events_set_deferred_flush(void (*flush)(void));
 /* Deliveries between their phase check and their return, all threads (shutdown waits for
  * them); and deliveries of event t to instance slot so far (the migration report). */
 long events_inflight(void);

@@ -733,8 +733,9 @@ bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
      * now, with the entered or allocating method on top, as HotSpot posted it. */
     h->trace.n = 0;
     h->trace.frames = NULL;
-    if (trace == NULL)
-        calltrace_snap_take(&h->trace);
+    h->trace.from_method = NULL;
+    if (trace == NULL || trace->from_method != NULL)
+        calltrace_snap_take_from(&h->trace, trace != NULL ? trace->from_method : NULL);
     else if (trace->n > 0 &&
              (h->trace.frames = malloc(sizeof *trace->frames * (size_t)trace->n)) != NULL) {
         memcpy(h->trace.frames, trace->frames, sizeof *trace->frames * (size_t)trace->n);

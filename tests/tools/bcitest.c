@@ -149,6 +149,31 @@ static void JNICALL h_enter_obj(JNIEnv *env, jclass k, jobject self, jint mid)
     h_enter(env, k, mid);
 }
 static const char *nm(int32_t mid) { return (unsigned)mid < MAX_IDS && id_name[mid] ? id_name[mid] : "?"; }
+/* A constructor's super(...)/this(...) call is bracketed by superCall and ctorReady, both
+ * from that constructor's own frame: the innermost open one. */
+static void ctor_probe(const char *what, jint mid)
+{
+    if (T.n > 0 && T.st[T.n - 1] == mid)
+        return;
+    T.mismatches++;
+    if (atomic_fetch_add(&c_fail_reports, 1) < 10)
+        fprintf(out, "bcitest: FAIL %s of %s while %s is the innermost open frame\n", what, nm(mid),
+                T.n > 0 ? nm(T.st[T.n - 1]) : "none");
+}
+static void JNICALL h_super_call(JNIEnv *env, jclass k, jint mid)
+{
+    (void)env;
+    (void)k;
+    ctor_probe("superCall", mid);
+}
+static void JNICALL h_ctor_ready(JNIEnv *env, jclass k, jobject self, jint mid)
+{
+    (void)env;
+    (void)k;
+    if (!self)
+        fprintf(out, "bcitest: FAIL ctorReady with a null receiver, method %d\n", mid);
+    ctor_probe("ctorReady", mid);
+}
 /* An exit must be of the innermost open frame. The only frames allowed to stay open are
  * constructors left by an exception before super()/this() returned (the documented gap):
  * they are unwound here and counted. */
@@ -416,7 +441,8 @@ static void JNICALL cb_vm_start(jvmtiEnv *j, JNIEnv *env)
     JNINativeMethod nm[CF_HOOK_COUNT];
     void *fn[CF_HOOK_COUNT] = {(void *)h_enter, (void *)h_enter_obj, (void *)h_exit,
                                (void *)h_insn, (void *)h_insn_int, (void *)h_insn_int2,
-                               (void *)h_insn_obj, (void *)h_insn_obj2, (void *)h_exit_throw};
+                               (void *)h_insn_obj, (void *)h_insn_obj2, (void *)h_exit_throw,
+                               (void *)h_enter, (void *)h_super_call, (void *)h_ctor_ready};
     for (int h = 0; h < CF_HOOK_COUNT; h++) {
         nm[h].name = (char *)cf_hook_name((enum cf_hook)h);
         nm[h].signature = (char *)cf_hook_desc((enum cf_hook)h);
