@@ -162,6 +162,22 @@ memstats_scenario() { # DIR JDKMAJOR
           printf "  memory per live tracked object (%d rounds, %.0f live): shim own %.3f B [%.3f..%.3f]; malloc shim-native %s B [%s]\n", n, lm, om, lo, hi, (m ? sprintf("%.2f", dm) : "-"), (m ? sprintf("%.2f..%.2f", dlo, dhi) : "-") }'
 }
 
+# dump: the second level-2 dump of the same heap (bdump takes two per SIGQUIT; every object
+# has its id by then) against jcmd GC.heap_dump, as a median of per-round ratios.
+second_dump_scenario() { # DIR JDKMAJOR
+  awk -F'\t' -v jdk="$2" -v out="$1/second.tsv" '
+    function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+                                   return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    $1 == jdk && $2 == "dump" && $5 == "ok" {
+      if ($4 == "jcmd") jc[$3] = $6
+      if ($4 == "bdump" && match($10, /second_ms=[0-9]+/)) { sec[$3] = substr($10, RSTART + 10, RLENGTH - 10); first[$3] = $6 } }
+    END { n = 0; for (r in sec) if ((r in jc) && jc[r] > 0) { n++; q[n] = sec[r] / jc[r]; s1[n] = sec[r]; f1[n] = first[r] / jc[r] }
+          if (n == 0) { print "  second dump: no round with both a second dump and jcmd"; exit }
+          ms = med(s1, n); qm = med(q, n); fm = med(f1, n)
+          printf "%s\tdump2\t%d\t%.0f\t%.3f\t%.3f\n", jdk, n, ms, qm, fm >> out
+          printf "  second dump of the same heap (%d rounds): %.0f ms, second/jcmd %.3f (first/jcmd %.3f; goal second/jcmd <= 1.5)\n", n, ms, qm, fm }' "$1/results.tsv"
+}
+
 print_summary() { # DIR
   local dir=$1
   echo
@@ -174,6 +190,13 @@ print_summary() { # DIR
       cpu columns: the dumping JVM's CPU time, shim/floor and shim/jcmd"
   { printf 'JDK\tscenario\tno-agent ms\tshim ms\tnative ms\tshim/no-agent\t[IQR]\tshim/native\t[IQR]\tcpu shim/no-agent\tcpu shim/native\tgoal (on elapsed)\tresult\tcounts\n'
     cat "$dir/summary.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/summary.tsv"
+  if [ -s "$dir/second.tsv" ]; then
+    echo
+    echo "second dump: bdump's second level-2 HEAP_DUMP of the same heap (objects already tagged);"
+    echo "             ratios are medians of per-round ratios against jcmd GC.heap_dump (goal <= 1.5)"
+    { printf 'JDK\tscenario\trounds\tsecond dump ms\tsecond/jcmd\tfirst/jcmd\n'
+      cat "$dir/second.tsv"; } | column -t -s "$(printf '\t')" 2>/dev/null || cat "$dir/second.tsv"
+  fi
   if [ -s "$dir/memstats.tsv" ]; then
     echo
     echo "memory: bytes per live tracked object; own = what the shim holds per object (goal <= 24),"
@@ -237,11 +260,12 @@ print_scaling() { # DIR
 if [ "${1:-}" = --summarize ]; then
   dir=$(readlink -f "${2:-$BENCH/latest}")
   [ -f "$dir/results.tsv" ] || { echo "run.sh: no $dir/results.tsv" >&2; exit 2; }
-  : >"$dir/summary.tsv"; : >"$dir/checks.txt"; : >"$dir/memstats.tsv"
+  : >"$dir/summary.tsv"; : >"$dir/checks.txt"; : >"$dir/memstats.tsv"; : >"$dir/second.tsv"
   for v in $(cut -f1 "$dir/results.tsv" | sort -un); do
     for s in $(awk -F'\t' -v v="$v" '$1==v{print $2}' "$dir/results.tsv" | awk '!seen[$0]++'); do
       echo "--- JDK $v / $s"
       summarize_scenario "$dir" "$v" "$s"
+      [ "$s" = dump ] && second_dump_scenario "$dir" "$v"
       [ -n "$MEMSTATS" ] && memstats_scenario "$dir" "$v"
     done
   done
@@ -438,6 +462,11 @@ run_dump_one() {
         local rec
         rec=$(sed -n 's/^jvmpishim: heap dump level [0-9]*: \([0-9]*\) records in .*/\1/p' "$base.err" | head -n 1)
         [ -n "$rec" ] && counts="$counts,records=$rec"
+        # DUMP2_MS <ms> BYTES <n> RC <rc>: the second dump of the same heap (bdump)
+        local l2
+        l2=$(grep -a '^DUMP2_MS ' "$base.out" | head -n 1)
+        # shellcheck disable=SC2086
+        [ -n "$l2" ] && set -- $l2 && [ "$6" = 0 ] && counts="$counts,second_ms=$(awk -v x="$2" 'BEGIN{printf "%.0f", x}')"
       fi
     fi
   fi
@@ -493,7 +522,7 @@ main() {
   echo "built with: $BUILD_JDK (agents: cc -std=gnu99 -Wall -Wextra -Werror -O2 -fPIC -shared)"
   echo "JVM options: ${JOPTS:-(none: JDK defaults)}; per-run timeout ${TIMEOUT}s"
   echo "raw output: $OUT"
-  : >"$OUT/results.tsv"; : >"$OUT/summary.tsv"; : >"$OUT/checks.txt"; : >"$OUT/memstats.tsv"
+  : >"$OUT/results.tsv"; : >"$OUT/summary.tsv"; : >"$OUT/checks.txt"; : >"$OUT/memstats.tsv"; : >"$OUT/second.tsv"
   for j in $JDKS; do
     local v; v=$(jdk_major "$j")
     # One throw-away run so the first measured run does not pay for a cold page cache.
@@ -520,6 +549,7 @@ main() {
       done
       echo "  ($(( $(date +%s) - sstart )) s; load now $(cut -d' ' -f1 /proc/loadavg))"
       summarize_scenario "$OUT" "$v" "$s"
+      [ "$s" = dump ] && second_dump_scenario "$OUT" "$v"
       [ -n "$MEMSTATS" ] && memstats_scenario "$OUT" "$v"
     done
   done

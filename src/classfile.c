@@ -239,16 +239,16 @@ static void cf_fail(struct cf *c, const char *fmt, ...)
     }
 }
 
-/* Pointer to the tag byte of entry i, original or appended, or NULL. The appended ones live
- * in a buffer that may move: do not keep the pointer across an append. */
+/* Pointer to the tag byte of original entry i, or NULL. Every index read through it comes
+ * from the input (operands, attributes, tables), which can name only the input's own
+ * entries: an index past them is malformed even once entries have been appended there.
+ * (Reading an appended entry would also hand out a pointer into a buffer that moves at the
+ * next append, under the verification types that keep names: a use after free.) */
 static const uint8_t *cp_ent(const struct cf *c, uint32_t i)
 {
-    if (i == 0)
+    if (i == 0 || i >= c->cp_n)
         return NULL;
-    if (i < c->cp_n)
-        return c->cp_pos[i] ? c->in + c->cp_pos[i] : NULL;
-    i -= c->cp_n;
-    return i < c->addn ? c->add.p + c->addv[i].off : NULL;
+    return c->cp_pos[i] ? c->in + c->cp_pos[i] : NULL;
 }
 static int cp_tag(const struct cf *c, uint32_t i)
 {
@@ -2446,6 +2446,16 @@ static bool rewrite_code(struct meth *m, const uint8_t *a, uint32_t alen, struct
             hook_ref(c, CF_HOOK_CTOR_READY);
         }
     }
+    /* The instruction probes' hooks too: a constant added while the code is emitted would
+     * move the constant pool buffer under the frames' type names (write_smt reads them). */
+    if (m->flags & CF_INSN_PROBES) {
+        for (size_t k = 0; k < m->n; k++)
+            hook_ref(c, insn_hook(m->ins[k].op));
+    }
+    if (!c->code_name)
+        c->code_name = cp_get_utf8(c, "Code", 4);
+    if (want_smt && probes && !c->smt_name)
+        c->smt_name = cp_get_utf8(c, "StackMapTable", 13);
     if (c->failed)
         return false;
 
