@@ -68,6 +68,10 @@ struct class_rec {
     _Atomic(JNIEnv *) definer;
     _Atomic bool loaded;        /* its JVMTI ClassLoad came (the definer is known) */
     bool unloaded;
+    /* References: 1 for the table (dropped after CLASS_UNLOAD), 1 per lookup by id in
+     * progress (rec_acquire): the worker's CLASS_UNLOAD must not free a record a request
+     * for the same id is reading. */
+    _Atomic int refs;
     /* OBJECT_ALLOC conventions for instances of this class, computed on first use. */
     _Atomic bool alloc_known;
     jint alloc_is_array;        /* JVMPI_NORMAL_OBJECT, JVMPI_CLASS or JVMPI_BOOLEAN.. */
@@ -269,6 +273,29 @@ static struct class_rec *rec_find(jlong tag)
     return r;
 }
 
+/* The record of class id tag with a reference the caller drops with rec_release, or NULL:
+ * for lookups by id, whose class may be unloading meanwhile. */
+static struct class_rec *rec_acquire(jlong tag)
+{
+    struct class_rec *r;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r != NULL)
+        atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&class_lock);
+    return r;
+}
+
+static void rec_release(JNIEnv *jni, struct class_rec *r)
+{
+    if (r == NULL || atomic_fetch_sub(&r->refs, 1) != 1)
+        return;
+    if (r->ref != NULL && jni != NULL)
+        (*jni)->DeleteWeakGlobalRef(jni, r->ref);
+    info_free(atomic_load(&r->saved));
+    free(r);
+}
+
 /* The record of cls, created (and the class tagged) on first sight. Records live until
  * their class unloads, so the pointer stays valid for the caller's event. */
 static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
@@ -284,6 +311,7 @@ static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
     if (n == NULL)
         return NULL;
     n->tag = tag;
+    n->refs = 1;
     n->ref = (*jni)->NewWeakGlobalRef(jni, cls);
     jobject loader = NULL;
     (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
@@ -931,10 +959,10 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
 /* The class of a class id, as a local ref (NULL if unknown or unloaded). */
 jclass classes_local_ref(JNIEnv *jni, jobjectID id)
 {
-    struct class_rec *r = rec_find(ids_tag(id));
-    if (r == NULL || r->unloaded || r->ref == NULL)
-        return NULL;
-    return (*jni)->NewLocalRef(jni, r->ref);
+    struct class_rec *r = rec_acquire(ids_tag(id));
+    jclass c = r != NULL && !r->unloaded && r->ref != NULL ? (*jni)->NewLocalRef(jni, r->ref) : NULL;
+    rec_release(jni, r);
+    return c;
 }
 
 /* ---- JVMTI callbacks ---- */
@@ -1058,10 +1086,7 @@ static void post_unload(JNIEnv *jni, void *arg)
     pthread_mutex_lock(&class_lock);
     HASH_DEL(by_tag, r);
     pthread_mutex_unlock(&class_lock);
-    if (r->ref)
-        (*jni)->DeleteWeakGlobalRef(jni, r->ref);
-    info_free(r->saved);
-    free(r);
+    rec_release(jni, r); /* the table's reference; a request reading it keeps its own */
 }
 
 bool classes_on_free(jlong tag)
@@ -1098,12 +1123,15 @@ static jint request_class_load(struct instance *inst, void *arg)
                 "RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL", (void *)id);
         return JVMPI_FAIL;
     }
-    struct class_rec *r = rec_find(ids_tag(id));
+    struct class_rec *r = rec_acquire(ids_tag(id));
     if (r != NULL && r->unloaded) {
-        if (r->saved == NULL)
-            return JVMPI_FAIL;
-        post_class_load(jni, inst, r, NULL, true); /* from the copy kept for unloading */
-        return JVMPI_SUCCESS;
+        jint urc = JVMPI_FAIL;
+        if (atomic_load(&r->saved) != NULL) {
+            post_class_load(jni, inst, r, NULL, true); /* from the copy kept for unloading */
+            urc = JVMPI_SUCCESS;
+        }
+        rec_release(jni, r);
+        return urc;
     }
     (*jni)->PushLocalFrame(jni, 16);
     jobject cls = r ? (*jni)->NewLocalRef(jni, r->ref) : NULL;
@@ -1137,6 +1165,7 @@ static jint request_class_load(struct instance *inst, void *arg)
         }
     }
     (*jni)->PopLocalFrame(jni, NULL);
+    rec_release(jni, r);
     return rc;
 }
 

@@ -1182,6 +1182,16 @@ static double now_s(void)
  * threads. A class mirror's record also needs what only the walk reports (resolved
  * constant-pool entries, signers, protection domain), so it keeps the walk. */
 
+/* The id of obj's class (never waits for a definition: see build_classes), or 0. */
+static jlong class_id_of(JNIEnv *jni, jobject obj)
+{
+    jclass oc = (*jni)->GetObjectClass(jni, obj);
+    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
+    if (oc)
+        (*jni)->DeleteLocalRef(jni, oc);
+    return ids_tag(cid);
+}
+
 /* The id of a referenced object, as tag_or_new gives it in the walk. */
 static jlong jni_ref_id(struct walk *w, jobject r)
 {
@@ -1197,9 +1207,7 @@ static jlong jni_ref_id(struct walk *w, jobject r)
         return ids_tag(ids_of(jni, r));
     jlong size = 0;
     (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, r, &size);
-    jclass c = (*jni)->GetObjectClass(jni, r);
-    jlong ctag = ids_tag(classes_id_for_dump(jni, c)); /* never waits: see build_classes */
-    (*jni)->DeleteLocalRef(jni, c);
+    jlong ctag = class_id_of(jni, r);
     jobjectID id = ids_claim_allocated(jni, r, size, &t);
     if (t != 0)
         fresh_add(w, t, ctag, size); /* announced before the dump is delivered */
@@ -1210,11 +1218,8 @@ static jlong jni_ref_id(struct walk *w, jobject r)
 static bool single_by_jni(struct walk *w, jobject obj)
 {
     JNIEnv *jni = w->jni;
-    jclass oc = (*jni)->GetObjectClass(jni, obj);
-    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
-    if (oc)
-        (*jni)->DeleteLocalRef(jni, oc);
-    struct hclass *hc = cid ? hclass_find(w, ids_tag(cid)) : NULL;
+    jlong cid = class_id_of(jni, obj);
+    struct hclass *hc = cid ? hclass_find(w, cid) : NULL;
     if (hc == NULL || hc->is_class_class || hc->kind == HC_OTHER)
         return false;
     w->cur_tag = w->single_tag;
@@ -1286,12 +1291,8 @@ static bool single_by_jni(struct walk *w, jobject obj)
 
 static bool single_is_class(struct walk *w, jobject single)
 {
-    JNIEnv *jni = w->jni;
-    jclass oc = (*jni)->GetObjectClass(jni, single);
-    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
-    if (oc)
-        (*jni)->DeleteLocalRef(jni, oc);
-    return cid != NULL && ids_tag(cid) == w->class_class_id;
+    jlong cid = class_id_of(w->jni, single);
+    return cid != 0 && cid == w->class_class_id;
 }
 
 static bool single_is_prim_mirror(const struct walk *w)
