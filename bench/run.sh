@@ -441,6 +441,12 @@ run_dump_one() {
       done
       d1=$(now_ns); k1=$(proc_ticks "$jpid")
       dwall=$(( (d1 - d0) / 1000000 ))
+      # bdump then takes a second dump of the same heap: wait for it before the release.
+      while [ -n "$line" ] && [ "$c" = bdump ] && ! grep -aq '^DUMP2_MS ' "$base.out"; do
+        kill -0 "$bg" 2>/dev/null || break
+        [ "$(now_ns)" -lt "$deadline" ] || { status="hang(timeout ${TIMEOUT}s)"; why="no DUMP2_MS"; break; }
+        sleep 0.01
+      done
       if [ -n "$line" ] && [ "$c" = ndump ]; then
         # DUMP_MS <ms> OBJECTS <newly tagged> REFS <callbacks> RC <JVMTI error>
         # shellcheck disable=SC2086

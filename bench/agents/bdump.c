@@ -4,10 +4,10 @@
  * did on Ctrl-\). On each one it calls RequestEvent(JVMPI_EVENT_HEAP_DUMP, level 2); the
  * dump is built and delivered to NotifyEvent before RequestEvent returns, so the time
  * around that call (CLOCK_MONOTONIC) is the whole cost of the dump as the agent sees it.
- * The HEAP_DUMP handler only records end - begin and num_traces. Then it takes a second
- * level-2 dump of the same heap (its objects all have ids by then) and prints
- *   DUMP2_MS <ms> BYTES <n> RC <rc>                      (the second dump)
- *   DUMP_MS <ms> BYTES <n> TRACES <t> LEVEL <l> RC <rc>  (the first)
+ * The HEAP_DUMP handler only records end - begin and num_traces. It prints
+ *   DUMP_MS <ms> BYTES <n> TRACES <t> LEVEL <l> RC <rc>  (the dump)
+ * then takes a second level-2 dump of the same heap (its objects all have ids by then):
+ *   DUMP2_MS <ms> BYTES <n> RC <rc>
  * jvmpi.h and libc only, as agents of the era were.
  */
 #include <jvmpi.h>
@@ -44,13 +44,13 @@ static void notify(JVMPI_Event *event)
         double t0 = now_ms();
         jint rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
         double t1 = now_ms();
+        printf("DUMP_MS %.1f BYTES %lld TRACES %d LEVEL %d RC %d\n", t1 - t0, dump_bytes,
+               dump_traces, dump_level, (int)rc);
+        fflush(stdout);
         /* A second dump of the same heap: every object has its id (tag) already. */
-        long long first_bytes = dump_bytes;
         jint rc2 = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
         double t2 = now_ms();
         printf("DUMP2_MS %.1f BYTES %lld RC %d\n", t2 - t1, dump_bytes, (int)rc2);
-        printf("DUMP_MS %.1f BYTES %lld TRACES %d LEVEL %d RC %d\n", t1 - t0, first_bytes,
-               dump_traces, dump_level, (int)rc);
         fflush(stdout);
         break;
     }
