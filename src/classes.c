@@ -343,7 +343,9 @@ static void ensure_saved(JNIEnv *jni, struct class_rec *r, jclass cls)
         info_free(ci);
 }
 
-static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec *r,
+/* False if nothing was delivered: the class's members could not be read (it is being
+ * unloaded), or the agent gets no more events. */
+static bool post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec *r,
                             jclass cls, bool requested)
 {
     struct class_info *ci = atomic_load(&r->saved);
@@ -360,11 +362,11 @@ static void post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
         }
     }
     if (ci == NULL)
-        return;
+        return false;
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     fill_event(&ev, ci, r->tag);
-    event_post(inst, &ev);
+    return event_post(inst, &ev);
 }
 
 /* Classes whose CLASS_LOAD this thread is delivering right now (handlers nest). */
@@ -1126,10 +1128,8 @@ static jint request_class_load(struct instance *inst, void *arg)
     struct class_rec *r = rec_acquire(ids_tag(id));
     if (r != NULL && r->unloaded) {
         jint urc = JVMPI_FAIL;
-        if (atomic_load(&r->saved) != NULL) {
-            post_class_load(jni, inst, r, NULL, true); /* from the copy kept for unloading */
-            urc = JVMPI_SUCCESS;
-        }
+        if (atomic_load(&r->saved) != NULL && post_class_load(jni, inst, r, NULL, true))
+            urc = JVMPI_SUCCESS; /* from the copy kept for unloading */
         rec_release(jni, r);
         return urc;
     }
@@ -1159,8 +1159,11 @@ static jint request_class_load(struct instance *inst, void *arg)
                  * methods and fields, as HotSpot had them from the definition. */
                 if (atomic_load(&cr->saved) == NULL)
                     ensure_linked(jni, cls);
-                post_class_load(jni, inst, cr, cls, true);
-                rc = JVMPI_SUCCESS;
+                if (post_class_load(jni, inst, cr, cls, true))
+                    rc = JVMPI_SUCCESS;
+                else
+                    ids_bad(inst, IDS_BAD_DEAD, "RequestEvent(CLASS_LOAD, %p): the class is "
+                            "being unloaded (its members cannot be read): JVMPI_FAIL", (void *)id);
             }
         }
     }
