@@ -21,7 +21,8 @@
  *   5. class_lock, mid_lock, ann_lock (classes.c: announcements and definitions in
  *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
- *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT):
+ *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
+ *      layout_lock (heapdump.c: class layouts kept between dumps):
  *      leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
