@@ -82,6 +82,8 @@ struct class_rec {
 static struct class_rec *by_tag;
 static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void note_methods_of(const jmethodID *ms, jint n, jlong class_tag);
+
 /* ---- class_info ---- */
 
 static void info_free(struct class_info *ci)
@@ -204,7 +206,7 @@ static struct class_info *info_build(JNIEnv *jni, jclass cls)
     jint nm = 0;
     jmethodID *ms = NULL;
     if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
-        classes_note_methods(ms, nm);
+        note_methods_of(ms, nm, ids_tag(ids_peek(cls)));
         ci->methods = calloc(nm ? nm : 1, sizeof *ci->methods);
         for (jint i = 0; ci->methods && i < nm; i++) {
             char *name = NULL, *msig = NULL;
@@ -1333,10 +1335,12 @@ void classes_module_callbacks(jvmtiEventCallbacks *cb)
  * are handed out, so the usual call is one lookup; an id that is not in it yet (one from
  * JNI's GetMethodID) makes the shim scan the loaded classes. An id of a class that has since unloaded
  * stays in the set: HotSpot keeps its slot, which then resolves to nothing, and JVMTI
- * answers INVALID_METHODID safely. A rejected id goes into a small ring, so an agent that
+ * answers INVALID_METHODID safely; the set also keeps the class id CLASS_LOAD gave with the
+ * method, which GetMethodClass answers then. A rejected id goes into a small ring, so an agent that
  * repeats the same bad id does not pay for a scan each time. */
 struct mid_rec {
     jmethodID mid;
+    jlong class_tag;    /* its class's id as CLASS_LOAD gave it, 0 if not known */
     UT_hash_handle hh;
 };
 static struct mid_rec *known_mids;
@@ -1357,7 +1361,8 @@ static bool mid_known(jmethodID mid, bool *known_bad)
     return r != NULL;
 }
 
-void classes_note_methods(const jmethodID *ms, jint n)
+/* Note the methods of the class with id class_tag (0: not known here). */
+static void note_methods_of(const jmethodID *ms, jint n, jlong class_tag)
 {
     pthread_mutex_lock(&mid_lock);
     for (jint k = 0; k < n; k++) {
@@ -1365,10 +1370,29 @@ void classes_note_methods(const jmethodID *ms, jint n)
         HASH_FIND_PTR(known_mids, &ms[k], r);
         if (r == NULL && ms[k] != NULL && (r = malloc(sizeof *r)) != NULL) {
             r->mid = ms[k];
+            r->class_tag = 0;
             HASH_ADD_PTR(known_mids, mid, r);
         }
+        if (r != NULL && r->class_tag == 0)
+            r->class_tag = class_tag;
     }
     pthread_mutex_unlock(&mid_lock);
+}
+
+void classes_note_methods(const jmethodID *ms, jint n)
+{
+    note_methods_of(ms, n, 0);
+}
+
+/* The class id noted for mid, or 0. */
+static jlong mid_class(jmethodID mid)
+{
+    struct mid_rec *r = NULL;
+    pthread_mutex_lock(&mid_lock);
+    HASH_FIND_PTR(known_mids, &mid, r);
+    jlong t = r != NULL ? r->class_tag : 0;
+    pthread_mutex_unlock(&mid_lock);
+    return t;
 }
 
 /* Adds every method id of every loaded class to the set (JVMTI calls outside the lock). */
@@ -1385,7 +1409,7 @@ static void mid_scan(JNIEnv *jni)
         /* Arrays and primitive classes have no methods; a class not yet prepared answers
          * CLASS_NOT_PREPARED: neither is an error here. */
         if ((*g_shim.jvmti)->GetClassMethods(g_shim.jvmti, cs[i], &nm, &ms) == JVMTI_ERROR_NONE) {
-            classes_note_methods(ms, nm);
+            note_methods_of(ms, nm, ids_tag(ids_peek(cs[i])));
             (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ms);
         }
         (*jni)->DeleteLocalRef(jni, cs[i]);
@@ -1424,6 +1448,15 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
     }
     jclass cls = NULL;
     jvmtiError err = (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls);
+    jlong known = err == JVMTI_ERROR_INVALID_METHODID ? mid_class(mid) : 0;
+    if (known != 0) {
+        /* Its class has just unloaded (a sampler traced a frame of it, then asked): the id
+         * CLASS_LOAD gave for it, which the agent knows, as HotSpot answered until the
+         * class's CLASS_UNLOAD came. */
+        log_info("GetMethodClass(%p): its class %p has unloaded: that id", (void *)mid,
+                 (void *)(intptr_t)known);
+        return ids_from_tag(known);
+    }
     if (err != JVMTI_ERROR_NONE) {
         /* Name the id the agent passed: the usual cause is a stale or made-up one. */
         report_misuse(inst, LOG_WARN, "GetMethodClass(%p): GetMethodDeclaringClass: %s (%d): "
