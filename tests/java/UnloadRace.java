@@ -8,32 +8,15 @@ import java.io.InputStream;
  *  from its CLASS_UNLOAD handler) or 15 s pass. Prints
  *    UnloadRace: rounds=R */
 public class UnloadRace {
-    static byte[] bytes;
-
-    static class Loader extends ClassLoader {
-        Loader() {
-            super(UnloadRace.class.getClassLoader());
-        }
-
-        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (!name.equals("IdentUnloadee"))
-                return super.loadClass(name, resolve);
-            synchronized (getClassLoadingLock(name)) {
-                Class<?> c = findLoadedClass(name);
-                return c != null ? c : defineClass(name, bytes, 0, bytes.length);
-            }
-        }
-    }
-
     static int useOne() throws Exception {
-        Class<?> c = new Loader().loadClass("IdentUnloadee");
+        Class<?> c = new IdentUnload.Loader().loadClass("IdentUnloadee"); /* a throw-away loader */
         return c.getDeclaredConstructor().newInstance().hashCode() & 1;
     }
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 300;
         try (InputStream in = UnloadRace.class.getResourceAsStream("/IdentUnloadee.class")) {
-            bytes = in.readAllBytes();
+            IdentUnload.bytes = in.readAllBytes();
         }
         int x = 0;
         for (int i = 0; i < rounds; i++) {
