@@ -46,7 +46,7 @@ static const struct fidelity_row rows[] = {
     F("ResumeThreadList", FID_DIFFERS, "per-entry results 0 or 10"),
 
     E(1, "METHOD_ENTRY", FID_DIFFERS, "from class-rewriting probes (methods=bci): natives of classes loaded before the agent, hidden classes and intrinsics get none"),
-    E(2, "METHOD_ENTRY2", FID_DIFFERS, "as METHOD_ENTRY; the receiver is passed by the probe (constructors: after their super call, delivered then)"),
+    E(2, "METHOD_ENTRY2", FID_DIFFERS, "as METHOD_ENTRY; the receiver is passed by the probe (constructors: named by the probe after their super(...) call, delivered from there)"),
     E(3, "METHOD_EXIT", FID_DIFFERS, "as METHOD_ENTRY; exits balance entries, exceptions included"),
     E(4, "OBJECT_ALLOC", FID_DIFFERS, "allocations removed by escape analysis never happen and are not reported"),
     E(5, "OBJECT_FREE", FID_DIFFERS, "for every id handed out; posted after the collection, inside a synthesized GC bracket, before any later dump, DATA_DUMP_REQUEST or JVM_SHUT_DOWN"),
