@@ -140,7 +140,9 @@ for mode in default $modes; do
     else
       [ $rc -eq 124 ] && echo "timeout after 300s" >>"$log"
       fail=$((fail+1)); failed_names="$failed_names $name"
-      echo "FAIL $name (rc=$rc, ${secs}s; log: $log)"; tail -n 25 "$log" | sed 's/^/     | /'
+      # The failed checks first (a CI log keeps only so much), then how the test ended.
+      echo "FAIL $name (rc=$rc, ${secs}s; log: $log)"
+      { grep -A8 '^FAIL ' "$log" | head -n 40; echo "..."; tail -n 12 "$log"; } | sed 's/^/     | /'
     fi
   done
   done

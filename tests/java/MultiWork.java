@@ -37,12 +37,17 @@ public class MultiWork {
         }, "multi-worker");
         worker.start();
         worker.join();
+        final Thread mainThread = Thread.currentThread();
         Thread holder = new Thread(new Runnable() {
             public void run() {
                 synchronized (LOCK) {
                     held = true;
                     try {
-                        Thread.sleep(200);
+                        // Release only once main is blocked on LOCK (at most 10 s), so the
+                        // enter is contended however slowly main gets there.
+                        for (int i = 0; i < 10000 && mainThread.getState() != Thread.State.BLOCKED; i++)
+                            Thread.sleep(1);
+                        Thread.sleep(20);
                     } catch (InterruptedException e) {
                         throw new RuntimeException(e);
                     }
