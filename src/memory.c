@@ -1087,6 +1087,12 @@ static void gc_bracket(JNIEnv *jni, void *arg)
         return; /* its bracket was posted inline already */
     /* Newer JDKs may still be posting the collection's frees from the Service Thread. */
     collect_frees(false);
+    /* None came: either nothing tagged died, or the Service Thread has not begun (a loaded
+     * machine can hold it back past the quiet wait, and the bracket would then go out
+     * empty, its frees one bracket late: after a dump the agent asked for meanwhile). The
+     * walk makes JVMTI hand over what it still holds, on this thread. */
+    if (frees_queued() == 0 && g_shim.jdk_major >= 19)
+        collect_frees(true);
     for (int round = 0; round < 100 && !shim_quiet(); round++) {
         /* A thread posting inline goes first: wait until it has (it may take this
          * collection's bracket with it). */
