@@ -191,11 +191,13 @@ static bool start_agents(JNIEnv *jni)
      * need later is loaded and linked now, and posts nothing (shim_own_java). */
     shim_own_java_begin();
     memory_preload(jni);
+    memory_prime_sampling(jni);
     bci_start(jni);
     shim_own_java_end();
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
             return false;
+    memory_onload_done();
 
     /* HotSpot's order after JVM_OnLoad: objects, classes, threads, then JVM_INIT_DONE;
      * other threads' events wait at the gate until the replay is done. */

@@ -239,12 +239,17 @@ void events_need_always(jvmtiEvent e)
              "enabling a JVMTI event the shim always needs");
 }
 
+/* JVMTI events an area keeps on for a while whatever the agents want (at most one). */
+static _Atomic int held_event;
+
 /* Does any instance want a JVMPI event that needs JVMTI event e (or is e always on)? */
 static bool jvmti_event_wanted(jvmtiEvent e)
 {
     for (int i = 0; i < n_always; i++)
         if (always_on[i] == e)
             return true;
+    if (atomic_load(&held_event) == (int)e)
+        return true;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
         const struct event_row *r = &event_table[t];
         for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++)
@@ -254,23 +259,39 @@ static bool jvmti_event_wanted(jvmtiEvent e)
     return false;
 }
 
-/* Bring the JVMTI event modes that t depends on in line with what the instances want.
- * No lock: after setting a mode we re-read what is wanted and go again if it changed
- * meanwhile, so concurrent enable/disable calls converge on the last wish. */
+/* Bring the mode of JVMTI event e in line with what the instances want. No lock: after
+ * setting a mode we re-read what is wanted and go again if it changed meanwhile, so
+ * concurrent enable/disable calls converge on the last wish. */
+static void sync_one(jvmtiEvent e)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        bool want = jvmti_event_wanted(e);
+        jvmtiError err = (*g_shim.jvmti)->SetEventNotificationMode(
+            g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL);
+        if (!jvmti_ok_at(err, LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
+            break;
+        if (jvmti_event_wanted(e) == want)
+            break;
+    }
+}
+
+/* The JVMTI events that t depends on. */
 static void sync_jvmti(int t)
 {
     const struct event_row *r = &event_table[t];
-    for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++) {
-        jvmtiEvent e = r->jvmti[k];
-        for (int tries = 0; tries < 100; tries++) {
-            bool want = jvmti_event_wanted(e);
-            jvmtiError err = (*g_shim.jvmti)->SetEventNotificationMode(
-                g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL);
-            if (!jvmti_ok_at(err, LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
-                break;
-            if (jvmti_event_wanted(e) == want)
-                break;
-        }
+    for (int k = 0; k < EVENT_MAX_JVMTI && r->jvmti[k] != 0; k++)
+        sync_one(r->jvmti[k]);
+}
+
+void events_hold_jvmti(jvmtiEvent e, bool hold)
+{
+    if (hold) {
+        atomic_store(&held_event, (int)e);
+        sync_one(e);
+    } else {
+        int expect = (int)e;
+        if (atomic_compare_exchange_strong(&held_event, &expect, 0))
+            sync_one(e);
     }
 }
 

@@ -29,6 +29,8 @@ void events_register(int t, const struct event_row *row);
 void events_set_unavailable(int t, const char *why);
 /* A JVMTI event the shim needs on whatever the agents enabled. Call before VMInit. */
 void events_need_always(jvmtiEvent e);
+/* Keep JVMTI event e on (hold) whatever the agents want, or let it follow them again. */
+void events_hold_jvmti(jvmtiEvent e, bool hold);
 const struct event_row *events_row(int t);
 
 #endif

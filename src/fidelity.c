@@ -16,7 +16,7 @@
 
 static const struct fidelity_row rows[] = {
     F("NotifyEvent", FID_EXACT, "called from one place, never with a shim lock held; silent after JVM_SHUT_DOWN"),
-    F("EnableEvent", FID_DIFFERS, "NOT_AVAILABLE (with one warning) for events this JVM cannot give, where HotSpot said SUCCESS; enabling OBJECT_ALLOC runs one hidden GC"),
+    F("EnableEvent", FID_DIFFERS, "NOT_AVAILABLE (with one warning) for events this JVM cannot give, where HotSpot said SUCCESS; enabling OBJECT_ALLOC after JVM_OnLoad runs one hidden GC"),
     F("DisableEvent", FID_DIFFERS, "same return codes as EnableEvent; disabling allocation events runs no GC"),
     F("RequestEvent", FID_DIFFERS, "bad ids answer JVMPI_FAIL with a warning (once per kind, then counted) where HotSpot crashed"),
     F("GetCallTrace", FID_DIFFERS, "returns the real stack of any live thread, suspended or not; HotSpot gave 0 frames for a running other thread"),

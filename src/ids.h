@@ -19,6 +19,10 @@
 #define TAG_ALLOCATED ((jlong)1)
 #define TAG_SIZE_SHIFT 44
 #define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
+/* The one exception to "tag nothing for the shim's own use": the few arrays memory.c
+ * allocates at VMInit to reset the main thread's sampling point. Id bits 0: no event, no
+ * free, no sweep, no index entry ever names it. */
+#define TAG_SHIM_OWN ((jlong)2)
 
 /* The id of obj, tagging it if it has none yet. NULL for a NULL ref. */
 jobjectID ids_of(JNIEnv *jni, jobject obj);

@@ -4,12 +4,19 @@
  * OBJECT_ALLOC: JVMTI SampledObjectAlloc with a sampling interval of 0 reports every
  * object the heap really allocates (TLAB fast paths and VM-internal allocations included;
  * allocations C2 removed by escape analysis never exist and are not reported). A thread
- * picks its next sample point only when it takes a sample, from the interval in force:
- * setting 0 late leaves every thread waiting out a 512 KiB point (measured: a burst of
- * allocations after enabling was missed). So the interval is 0 from Agent_OnLoad on, before
- * any thread exists (it costs nothing while the event is off), and enabling forces one
- * collection (hidden from the agent, as HotSpot hid the one it ran on enabling) that
- * retires every TLAB, so each thread's very next allocation is seen. Each object gets its tag then: the
+ * picks its next sample point only when it takes a sample, from the interval in force, and
+ * a TLAB gets a sample end only when it is filled while the event is on. So the interval is
+ * 0 from Agent_OnLoad on, and the JVMTI event is held on from there until every JVM_OnLoad
+ * has returned (the event is not delivered before the live phase, so this costs nothing
+ * before VMInit): every TLAB filled from the live phase on has a sample end. The one thread
+ * older than Agent_OnLoad, main (JDK 17 keeps the 512 KiB point it picked when it was made:
+ * measured, its first 5000 allocations were missed), is primed at VMInit: it allocates a
+ * few 64 KiB arrays until it takes a sample, which picks its next point at interval 0. So
+ * an agent that enables OBJECT_ALLOC in JVM_OnLoad (the common case) sees every
+ * allocation with no collection forced. Enabling it later, or after the event was off, or
+ * when attached to a running JVM, forces one collection (hidden from the agent, as HotSpot
+ * hid the one it ran on enabling) that retires every TLAB, so each thread's very next
+ * allocation is seen. Each object gets its tag then: the
  * id, the "allocation posted" flag and its size (ids.h), so nothing else is stored.
  * Objects that existed when the agent enabled OBJECT_ALLOC in JVM_OnLoad are announced at
  * start-up from a heap walk, as HotSpot did.
@@ -98,6 +105,11 @@ static _Thread_local struct {
     unsigned gen, left;
 } tl_sweep;
 static _Atomic bool sampling_on;
+/* The JVMTI allocation event has been on since the live phase began and main is primed:
+ * enabling OBJECT_ALLOC needs no collection (the top of this file). */
+static _Atomic bool sampling_continuous;
+static _Atomic bool sampling_held;          /* held on until JVM_OnLoad returns */
+static _Thread_local int tl_priming;        /* 1 while priming, 2 once it took a sample */
 /* OBJECT_ALLOC was on at start-up (the replay announced what existed) and has stayed on: every
  * object then either got its OBJECT_ALLOC or is one JVMTI never reported. */
 static _Atomic bool alloc_complete;
@@ -350,6 +362,10 @@ static bool may_be_swept(void)
 static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject obj, jclass cls, jlong size)
 {
+    if (tl_priming) {
+        tl_priming = 2;
+        return;
+    }
     if (shim_quiet() || shim_own_java())
         return;
     (void)thread;
@@ -405,7 +421,7 @@ static jint JNICALL sweep_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 {
     (void)length;
     struct sweep *s = user_data;
-    if (class_tag != 0 && is_filler(class_tag))
+    if ((class_tag != 0 && is_filler(class_tag)) || *tag_ptr == TAG_SHIM_OWN)
         return 0;
     if (*tag_ptr & TAG_ALLOCATED)
         return 0; /* already reported live (allocated while the shim started up) */
@@ -662,6 +678,8 @@ static void queue_free(jlong id);
 
 void memory_on_free(jlong tag)
 {
+    if ((tag & TAG_ID_MASK) == 0)
+        return; /* TAG_SHIM_OWN: never handed out */
     /* A class's mirror: its death is the class's unload (CLASS_UNLOAD), never OBJECT_FREE,
      * but an announced mirror leaves the tracked heap like any object. */
     bool mirror = classes_on_free(tag);
@@ -1168,12 +1186,16 @@ static void JNICALL cb_gc_finish(jvmtiEnv *jvmti)
 static void alloc_changed(int t, bool any)
 {
     (void)t;
-    if (!any)
+    if (!any) {
         atomic_store(&alloc_complete, false);
+        if (!atomic_load(&sampling_held))
+            atomic_store(&sampling_continuous, false); /* the JVMTI event goes off */
+    }
     if (any == atomic_load(&sampling_on))
         return;
     atomic_store(&sampling_on, any);
-    if (any && atomic_load(&g_shim.phase) >= PHASE_STARTING) {
+    if (any && atomic_load(&g_shim.phase) >= PHASE_STARTING &&
+        !atomic_load(&sampling_continuous)) {
         /* The JVMTI event must be on before the collection retires the TLABs. */
         (*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
                                                   JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
@@ -1219,9 +1241,53 @@ void memory_print_stats(void)
 
 void memory_onload(void)
 {
-    if (g_shim.caps.can_generate_sampled_object_alloc_events)
-        jvmti_ok_at((*g_shim.jvmti)->SetHeapSamplingInterval(g_shim.jvmti, 0), LOG_WARN,
-                    "SetHeapSamplingInterval(0) in Agent_OnLoad");
+    if (!g_shim.caps.can_generate_sampled_object_alloc_events)
+        return;
+    if (!jvmti_ok_at((*g_shim.jvmti)->SetHeapSamplingInterval(g_shim.jvmti, 0), LOG_WARN,
+                     "SetHeapSamplingInterval(0) in Agent_OnLoad"))
+        return;
+    if (g_shim.attached)
+        return; /* threads with old sample points and TLABs exist: enabling collects */
+    atomic_store(&sampling_held, true);
+    events_hold_jvmti(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, true);
+    atomic_store(&sampling_continuous, true);
+}
+
+void memory_prime_sampling(JNIEnv *jni)
+{
+    if (!atomic_load(&sampling_held))
+        return;
+    /* 64 KiB arrays until this thread takes a sample (JDK 17: 4 of them, JDK 25: 1); each
+     * is marked so that no event, sweep or free ever names it. */
+    tl_priming = 1;
+    int n = 0;
+    for (; n < 256 && tl_priming == 1; n++) {
+        jbyteArray a = (*jni)->NewByteArray(jni, 65536);
+        if (a == NULL) {
+            (*jni)->ExceptionClear(jni);
+            break;
+        }
+        (*g_shim.jvmti)->SetTag(g_shim.jvmti, a, TAG_SHIM_OWN);
+        (*jni)->DeleteLocalRef(jni, a);
+    }
+    bool primed = tl_priming == 2;
+    tl_priming = 0;
+    if (!primed) {
+        atomic_store(&sampling_continuous, false);
+        log_info("OBJECT_ALLOC: the main thread took no allocation sample in %d arrays of "
+                 "64 KiB; enabling OBJECT_ALLOC will collect once to reset sample points", n);
+    } else {
+        log_debug("OBJECT_ALLOC: the main thread's sample point reset after %d arrays", n);
+    }
+}
+
+void memory_onload_done(void)
+{
+    if (!atomic_exchange(&sampling_held, false))
+        return;
+    if (!events_any(JVMPI_EVENT_OBJECT_ALLOC))
+        atomic_store(&sampling_continuous, false); /* the JVMTI event goes off now */
+    events_hold_jvmti(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, false);
 }
 
 void memory_module_init(void)

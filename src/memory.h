@@ -41,6 +41,8 @@ void memory_alloc_release_end(struct instance *inst, jobjectID id);
 void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
+void memory_prime_sampling(JNIEnv *jni); /* VMInit on main, before JVM_OnLoad */
+void memory_onload_done(void);    /* every JVM_OnLoad has returned */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);
 
 #endif
