@@ -23,7 +23,8 @@
  *   mem_alloc: intsize phase=<P> thread=main size=<S> count=<C>
  * Before JVM_INIT_DONE it counts the start-up replay by kind:
  *   mem_alloc: replay total=.. normal=.. normal_noclass=.. objarrays=.. primarrays=..
- *              strings=.. bytearrays=.. requested=..
+ *              strings=.. bytearrays=.. bytes64k=.. requested=..
+ * (bytes64k: byte[65536]s, the size of the arrays the shim allocates itself at start-up)
  * and requests the first three replayed "instances" without a class again, to show what
  * they really are ("mem_alloc: replay_noclass_sample ...").
  * In the End handler (main, objects alive): for every object the workload keeps from the
@@ -165,7 +166,7 @@ static struct { jint size; long count; } intsizes[NPHASE][NSIZES];
 static int nintsizes[NPHASE];
 static long total_unrequested, total_requested, replay_total, replay_requested;
 static long replay_normal, replay_noclass, replay_objarr, replay_primarr, replay_strings,
-    replay_bytes;
+    replay_bytes, replay_bytes64k;
 #define NSAMPLE 3
 static jobjectID noclass_sample[NSAMPLE]; /* replayed "instances" with class_id NULL */
 
@@ -326,6 +327,8 @@ static void on_alloc(JVMPI_Event *ev)
             replay_strings++;
         if (is_array == JVMPI_BYTE)
             replay_bytes++;
+        if (is_array == JVMPI_BYTE && size == 65536 + 16) /* byte[65536] */
+            replay_bytes64k++;
     }
     jvmpi->RawMonitorExit(lock);
 }
@@ -627,9 +630,9 @@ static void notify(JVMPI_Event *ev)
         jvmpi->RawMonitorEnter(lock);
         init_done = 1;
         say("replay total=%ld normal=%ld normal_noclass=%ld objarrays=%ld primarrays=%ld "
-            "strings=%ld bytearrays=%ld requested=%ld class_class=%ld",
+            "strings=%ld bytearrays=%ld bytes64k=%ld requested=%ld class_class=%ld",
             replay_total, replay_normal, replay_noclass, replay_objarr, replay_primarr,
-            replay_strings, replay_bytes, replay_requested, class_class_seen);
+            replay_strings, replay_bytes, replay_bytes64k, replay_requested, class_class_seen);
         jvmpi->RawMonitorExit(lock);
         /* What are the replayed objects that came without a class? Ask for them again. */
         jvmpi->DisableGC();

@@ -3,7 +3,8 @@
 # through the mem_alloc agent (legacy-agents/mem_alloc.c). Four runs:
 #   onload  OBJECT_ALLOC (+ ARENA_NEW) enabled in JVM_OnLoad: every MemMarker from the very
 #           first one is reported; the start-up replay announces > 1000 existing objects
-#           before JVM_INIT_DONE, not REQUESTED, with the same conventions as live events.
+#           before JVM_INIT_DONE, not REQUESTED, with the same conventions as live events,
+#           and none of the shim's own start-up arrays (byte[65536]) among them.
 #   marker  enabled in a CLASS_LOAD handler on main, right before a burst of allocations;
 #   thread  enabled from the agent's system thread while main waits (without allocating)
 #           for the property the agent sets, then bursts: the burst must be seen in full.
@@ -102,6 +103,7 @@ echo "     $r"
 v() { echo "$r" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 if [ -n "$(v total)" ] && [ "$(v total)" -gt 1000 ]; then ok "start-up replay before JVM_INIT_DONE: $(v total) objects (> 1000)"; else bad "start-up replay: $(v total) objects before JVM_INIT_DONE"; fi
 expect_eq "$(v requested)" 0 "replayed events with the REQUESTED bit"
+expect_eq "$(v bytes64k)" 0 "replayed byte[65536]s (the shim's own start-up arrays must not be announced)"
 expect_eq "$(v normal_noclass)" 0 "replayed NORMAL_OBJECTs with class_id NULL, other than java.lang.Class's own Class object"
 expect_eq "$(v class_class)" 1 "java.lang.Class's own Class object replayed once, class_id NULL, NORMAL_OBJECT (HotSpot)"
 grep '^mem_alloc: replay_noclass_sample ' "$o" | head -3 | sed 's/^/     /'
