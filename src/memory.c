@@ -754,23 +754,19 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
 }
 
 /* Make JVMTI post the ObjectFree events it still holds for the last collection, on this
- * thread, now. JDK 17 does so when a heap walk purges dead tags first (aborting the walk at
- * the first reference keeps that cheap); without it, frees of a young collection were
- * measured arriving one bracket late. The walk scans and rehashes the whole tag map at a
- * safepoint (20-130 ms per bracket with 4 M tagged objects), but the rehash is owed after
- * every collection anyway. Re-setting the ObjectFree event mode also flushes them on
- * JDK 17 and 25, but deadlocked on both (the flushing thread waits for the Service Thread
- * without a safepoint check while the Service Thread waits for a safepoint).
- * From JDK 19 on the worker calls nothing (always: false): the Service Thread posts the
- * frees promptly by itself, and the bracket's quiet wait collects them. A bracket posted
- * inline (always: true) walks on every JDK: it must not miss a free the Service Thread has
- * not started on, and a heap walk that finds dead tags posts their frees on its thread. A tag-map query, used before, took 25-210 ms
- * with the tag map locked (allocating threads wait for it in SetTag) and was measured not
- * to make JVMTI post them: the same frees reached the same brackets without it. */
-static void flush_frees(bool always)
+ * thread, now: a heap walk purges the dead tags first and posts their frees on its thread,
+ * unless the Service Thread got there first (aborting the walk at the first reference keeps
+ * it cheap). The walk scans and rehashes the whole tag map at a safepoint (about 130 ms per
+ * bracket with 4 M tagged objects on JDK 17), so the worker's bracket walks only when the
+ * Service Thread has posted nothing (gc_bracket); a bracket posted inline walks always: it
+ * must not miss a free the Service Thread has not started on. Re-setting the ObjectFree
+ * event mode also flushes them on JDK 17 and 25, but deadlocked on both (the flushing
+ * thread waits for the Service Thread without a safepoint check while the Service Thread
+ * waits for a safepoint). A tag-map query, used before, took 25-210 ms with the tag map
+ * locked (allocating threads wait for it in SetTag) and was measured not to make JVMTI post
+ * them: the same frees reached the same brackets without it. */
+static void flush_frees(void)
 {
-    if (g_shim.jdk_major >= 19 && !always)
-        return;
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = abort_walk;
@@ -944,24 +940,29 @@ static size_t frees_queued(void)
     return n;
 }
 
-/* Take in the frees JVMTI still holds for the collections that have finished: make it
- * hand them over (flush_frees; always, for a bracket posted inline: from JDK 19 a heap walk
- * purges the dead tags and posts their frees on the calling thread unless the Service
- * Thread got there first), then wait until 10 ms pass without a new one and with no
- * ObjectFree callback running (bounded: 20 rounds). */
-static void collect_frees(bool always_flush)
+/* Take in the frees JVMTI still holds for the collections that have finished. The Service
+ * Thread posts them, on JDK 17 as on 25, some 10-50 ms after the collection (measured on
+ * the allocs bench: 10.5 and 46 ms on JDK 17). So: walk first if asked (flush_frees, for a
+ * bracket posted inline), then wait until 10 ms pass without a new free and with no
+ * ObjectFree callback running; while none has come at all, wait up to FIRST_FREE_MS for the
+ * first (bounded: 20 rounds of 10 ms). */
+#define FIRST_FREE_MS 60
+static void collect_frees(bool walk)
 {
     size_t at_start = frees_queued();
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    flush_frees(always_flush);
+    if (walk)
+        flush_frees();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     size_t after_flush = frees_queued();
     for (int i = 0; i < 20; i++) {
         size_t before = frees_queued();
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
-        if (frees_queued() == before && atomic_load(&frees_inflight) == 0)
+        size_t now = frees_queued();
+        bool quiet = now == before && atomic_load(&frees_inflight) == 0;
+        if (quiet && (now > 0 || walk || (i + 1) * 10 >= FIRST_FREE_MS))
             break;
     }
     log_debug("GC bracket: %zu frees queued before the flush, %zu after it (%ld us), %zu after "
@@ -1103,13 +1104,13 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     }
     if (shim_quiet() || atomic_load(&gc_owed) == 0)
         return; /* its bracket was posted inline already */
-    /* Newer JDKs may still be posting the collection's frees from the Service Thread. */
+    /* The Service Thread posts the collection's frees after it. */
     collect_frees(false);
     /* None came: either nothing tagged died, or the Service Thread has not begun (a loaded
-     * machine can hold it back past the quiet wait, and the bracket would then go out
-     * empty, its frees one bracket late: after a dump the agent asked for meanwhile). The
-     * walk makes JVMTI hand over what it still holds, on this thread. */
-    if (frees_queued() == 0 && g_shim.jdk_major >= 19)
+     * machine can hold it back past the wait, and the bracket would then go out empty, its
+     * frees one bracket late: after a dump the agent asked for meanwhile). The walk makes
+     * JVMTI hand over what it still holds, on this thread. */
+    if (frees_queued() == 0)
         collect_frees(true);
     for (int round = 0; round < 100 && !shim_quiet(); round++) {
         /* A thread posting inline goes first: wait until it has (it may take this
