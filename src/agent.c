@@ -38,6 +38,19 @@ struct shim g_shim = {
 
 static _Thread_local JNIEnv *tl_jni;
 
+void *shim_thread_block(pthread_key_t key, size_t size)
+{
+    void *p = calloc(1, size);
+    if (p != NULL && pthread_setspecific(key, p) != 0) {
+        free(p);
+        p = NULL;
+    }
+    if (p == NULL)
+        log_warn("no memory for a per-thread block of %zu bytes: this thread goes without it",
+                 size);
+    return p;
+}
+
 JNIEnv *shim_current_jni(void)
 {
     if (tl_jni != NULL)

@@ -372,8 +372,23 @@ static bool post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
 }
 
 /* Classes whose CLASS_LOAD this thread is delivering right now (handlers nest). */
-static _Thread_local struct class_rec *tl_announcing[32];
+#define ANNOUNCING_MAX 32
+static _Thread_local struct class_rec **tl_announcing; /* ANNOUNCING_MAX (shim_thread_block) */
 static _Thread_local int tl_announcing_n;
+static pthread_key_t announcing_key;
+static void announcing_drop(void *p)
+{
+    tl_announcing = NULL;
+    free(p);
+}
+
+/* Room to note one more class being announced on this thread. */
+static bool announcing_room(void)
+{
+    if (tl_announcing == NULL)
+        tl_announcing = shim_thread_block(announcing_key, ANNOUNCING_MAX * sizeof *tl_announcing);
+    return tl_announcing != NULL && tl_announcing_n < ANNOUNCING_MAX;
+}
 
 static bool announcing_here(const struct class_rec *r)
 {
@@ -666,7 +681,7 @@ static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
 static void wait_for_super(JNIEnv *jni, jclass super)
 {
     struct class_rec *r = rec_of_cached(jni, super);
-    if (r == NULL || announcing_here(r) || tl_announcing_n >= 32)
+    if (r == NULL || announcing_here(r) || !announcing_room())
         return;
     wait_for_definer(jni, r, super);
     uint32_t on = 0;
@@ -758,7 +773,7 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
         if (!event_on(inst, JVMPI_EVENT_CLASS_LOAD) || (atomic_load(&r->announced) & bit))
             continue;
         if (!(atomic_fetch_or(&r->claimed, bit) & bit)) {
-            bool pushed = tl_announcing_n < 32;
+            bool pushed = announcing_room();
             if (pushed)
                 tl_announcing[tl_announcing_n++] = r;
             post_class_load(jni, inst, r, cls, false);
@@ -844,11 +859,18 @@ jint classes_type_code(char sig)
 /* Per-thread cache class tag -> record for the allocation path (no class_lock there).
  * Records live until their class unloads, and a dead class's tag is never seen again. */
 #define CCACHE 64
-static _Thread_local struct {
+struct ccache_slot {
     jlong id;                   /* compared before the record is touched: a record freed
                                    at unload is only reachable through its own, dead id */
     struct class_rec *r;
-} tl_ccache[CCACHE];
+};
+static _Thread_local struct ccache_slot *tl_ccache; /* CCACHE slots (shim_thread_block) */
+static pthread_key_t ccache_key;
+static void ccache_drop(void *p)
+{
+    tl_ccache = NULL;
+    free(p);
+}
 
 /* In front of it, the class this thread allocated most, held by the thread's own weak
  * reference: IsSameObject against it is one JNI call, where reading the class's tag takes
@@ -866,6 +888,9 @@ static _Thread_local struct {
 
 static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
 {
+    if (__builtin_expect(tl_ccache == NULL, 0) &&
+        (tl_ccache = shim_thread_block(ccache_key, CCACHE * sizeof *tl_ccache)) == NULL)
+        return rec_of(jni, cls);
     if (tl_mru.ref != NULL && (*jni)->IsSameObject(jni, cls, tl_mru.ref)) {
         unsigned k = (unsigned)((tl_mru.id >> 3) % CCACHE);
         if (tl_ccache[k].id == tl_mru.id) {
@@ -1303,6 +1328,9 @@ static void unload_changed(int t, bool any)
 
 void classes_module_init(void)
 {
+    if (pthread_key_create(&ccache_key, ccache_drop) != 0 ||
+        pthread_key_create(&announcing_key, announcing_drop) != 0)
+        log_warn("classes: no thread-specific keys; per-thread caches leak at thread exit");
     struct event_row load = {.kind = EVK_ON,
                              .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};

@@ -53,8 +53,9 @@ struct ids_hand_entry {
     jlong id;
     jobject ref;
 };
-extern _Thread_local struct ids_hand_entry ids_tl_hand[IDS_HAND_MAX];
+extern _Thread_local struct ids_hand_entry *ids_tl_hand; /* IDS_HAND_MAX, made on first use */
 extern _Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+struct ids_hand_entry *ids_hand_block(void);
 static inline int ids_hand_open(void)
 {
     ids_tl_hand_depth++;
@@ -69,8 +70,11 @@ static inline void ids_hand(jobjectID id, jobject obj)
 {
     int n = ids_tl_hand_n;
     if (ids_tl_hand_depth > 0 && id != NULL && obj != NULL && n < IDS_HAND_MAX) {
-        ids_tl_hand[n].id = (jlong)(intptr_t)id;
-        ids_tl_hand[n].ref = obj;
+        struct ids_hand_entry *h = ids_tl_hand;
+        if (__builtin_expect(h == NULL, 0) && (h = ids_hand_block()) == NULL)
+            return;
+        h[n].id = (jlong)(intptr_t)id;
+        h[n].ref = obj;
         ids_tl_hand_n = n + 1;
     }
 }
