@@ -45,9 +45,10 @@ void *shim_thread_block(pthread_key_t key, size_t size)
         free(p);
         p = NULL;
     }
-    if (p == NULL)
-        log_warn("no memory for a per-thread block of %zu bytes: this thread goes without it",
-                 size);
+    static _Atomic bool warned;
+    if (p == NULL && !atomic_exchange(&warned, true))
+        log_warn("no per-thread block of %zu bytes (out of memory, or no thread-specific key): "
+                 "threads go without their caches, more slowly", size);
     return p;
 }
 
