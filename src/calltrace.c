@@ -317,6 +317,23 @@ jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, j
     return fill(jni, NULL, from, frames, depth);
 }
 
+/* Is the frame below a renamed native's, running method below, its Java wrapper (shown)?
+ * The wrapper's frame may run the obsolete version of a class retransformed meanwhile
+ * (methods=bci), whose id differs but which the agent knows as the same method: compare
+ * the ids shown, or it would appear twice (the stress test's checker saw that on JDK 25). */
+static bool wrapper_of(struct lines_cache *c, jmethodID below, jmethodID shown)
+{
+    if (below == shown)
+        return true;
+    if (c == NULL)
+        return false;
+    struct method_lines scratch = {0};
+    struct method_lines *ml = lines_of(c, below, &scratch);
+    bool same = ml != NULL && ml->current == shown;
+    scratch_done(&scratch);
+    return same;
+}
+
 static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames, jint depth)
 {
     /* One frame more than asked: a thread inside a method-event probe has the probe's
@@ -364,7 +381,7 @@ static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames
             classes_method_announced(jni, f->method);
             c = cache_self(); /* the same cache, emptied if a class changed meanwhile */
         }
-        if (renamed_native && i + 1 < n && fi[i + skip + 1].method == shown)
+        if (renamed_native && i + 1 < n && wrapper_of(c, fi[i + skip + 1].method, shown))
             i++;
         out++;
     }
