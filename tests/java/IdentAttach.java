@@ -1,4 +1,5 @@
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /* Workload of tests/it/ident_attach.sh. Its natives are exported by the JVMPI agent's
  * library (legacy-agents/ident_attach.c); nothing here loads a library, as with -Xrun
@@ -30,7 +31,8 @@ public class IdentAttach {
         }
     }
 
-    static volatile int garbageRounds;
+    /* The 8 attaching threads count at once: a volatile int++ lost an update (7 of 8). */
+    static final AtomicInteger garbageRounds = new AtomicInteger();
 
     static final class GcInConstructor extends SecurityManager {
         @Override public void checkPermission(java.security.Permission p) {}
@@ -43,7 +45,7 @@ public class IdentAttach {
             sink = null;
             System.gc();
             System.gc(); /* the first one's frees posted by the second at the latest */
-            garbageRounds++;
+            garbageRounds.incrementAndGet();
             try { Thread.sleep(300); } catch (InterruptedException e) { }
         }
     }
@@ -80,7 +82,7 @@ public class IdentAttach {
             t.join();
         System.out.println("IdentAttach: attached=" + n);
         if (args.length > 0 && args[0].equals("gc"))
-            System.out.println("IdentAttach: garbage rounds=" + garbageRounds);
+            System.out.println("IdentAttach: garbage rounds=" + garbageRounds.get());
         System.out.println("IdentAttach: done");
     }
 }
