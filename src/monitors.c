@@ -13,7 +13,11 @@
  * the monitor: it posts that EXIT itself, on its own thread, before its THREAD_END (as on
  * HotSpot), so no EXIT is lost to a contender that wakes only after the owner has ended and
  * none names a thread the agent has seen end. The contentions owed an EXIT are a list under
- * owed_lock (a leaf; contention is the slow path: the contender is about to block).
+ * owed_lock (a leaf; contention is the slow path: the contender is about to block). The
+ * hand-over is decided under that lock: an ending owner first marks itself (mon_ending),
+ * so no contender starts an EXIT naming it from then on, posts the EXITs nobody has
+ * started, and waits (at most 2 s) for those a contender is posting right then, so that
+ * every EXIT naming it reaches the agent before its THREAD_END.
  *
  * MONITOR_WAIT carries the requested timeout (ms), MONITOR_WAITED the elapsed time in ms
  * measured by the shim between the two JVMTI events (HotSpot measured it too). Thread.sleep
@@ -36,13 +40,27 @@ struct owed_exit {
     JNIEnv *owner;              /* the owner seen when the contention began */
     jobject lock;               /* global ref to the monitor's object */
     bool posted;                /* the owner posted it at its THREAD_END */
+    bool posting;               /* the contender is posting it now */
     struct owed_exit *prev, *next;
 };
 static pthread_mutex_t owed_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t owed_cond = PTHREAD_COND_INITIALIZER; /* a contender's post ended */
 static struct owed_exit *owed_head;
 
 static _Thread_local struct owed_exit *tl_owed; /* this thread's contention, if owed */
 static _Thread_local struct timespec tl_wait_start;
+
+/* Take e off the list. Under owed_lock. */
+static void owed_unlink(struct owed_exit *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        owed_head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    e->prev = e->next = NULL;
+}
 
 static jobjectID object_id(JNIEnv *jni, jobject o)
 {
@@ -107,26 +125,29 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     struct owed_exit *e = tl_owed;
     tl_owed = NULL;
     if (e != NULL) {
+        /* Not posted by the owner at its THREAD_END, and the owner not ending: post it here.
+         * An owner that has begun to end (or has ended: it may take the monitor after its
+         * THREAD_END, the JVM notifying joiners under the Thread object's lock) names no
+         * thread the agent still knows, so no EXIT names it; HotSpot posted that one on the
+         * ending thread, after THREAD_END. */
+        struct thread_rec *owner = threads_acquire(e->owner);
         pthread_mutex_lock(&owed_lock);
-        if (e->prev)
-            e->prev->next = e->next;
+        bool post = !e->posted && owner != NULL && !owner->mon_ending;
+        if (post)
+            e->posting = true;
         else
-            owed_head = e->next;
-        if (e->next)
-            e->next->prev = e->prev;
-        bool posted = e->posted;
+            owed_unlink(e);
         pthread_mutex_unlock(&owed_lock);
-        /* Not posted by the owner at its THREAD_END. If the owner has had that THREAD_END
-         * anyway, it took the monitor after it (the JVM notifies joiners under the Thread
-         * object's lock after ThreadEnd): its env names no thread an agent still knows, so
-         * no EXIT names it. HotSpot posted that EXIT on the ending thread, after THREAD_END. */
-        struct thread_rec *owner = posted ? NULL : threads_acquire(e->owner);
-        if (owner != NULL) {
-            bool ended = __atomic_load_n(&owner->end_posted, __ATOMIC_ACQUIRE);
-            threads_release(owner);
-            if (!ended && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+        if (post) {
+            if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
                 post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, e->owner, jni, o);
+            pthread_mutex_lock(&owed_lock);
+            owed_unlink(e);
+            pthread_cond_broadcast(&owed_cond);
+            pthread_mutex_unlock(&owed_lock);
         }
+        if (owner != NULL)
+            threads_release(owner);
         (*jni)->DeleteGlobalRef(jni, e->lock);
         free(e);
     }
@@ -136,25 +157,43 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 
 void monitors_owner_ending(JNIEnv *jni)
 {
-    /* A contention noted after this point saw this thread own the monitor after its
-     * THREAD_END began (joiners are notified after it): monitors.c's contender side then
-     * finds end_posted set and posts no EXIT. */
+    struct thread_rec *me = threads_acquire(jni);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 2;
+    pthread_mutex_lock(&owed_lock);
+    if (me != NULL)
+        me->mon_ending = true; /* from here no contender starts an EXIT naming this thread */
     for (;;) {
         jobject lock = NULL;
-        pthread_mutex_lock(&owed_lock);
-        for (struct owed_exit *e = owed_head; e != NULL; e = e->next)
-            if (e->owner == jni && !e->posted) {
-                e->posted = true;
-                lock = (*jni)->NewLocalRef(jni, e->lock); /* the record may go once unlocked */
-                break;
+        bool busy = false;
+        for (struct owed_exit *e = owed_head; e != NULL; e = e->next) {
+            if (e->owner != jni || e->posted)
+                continue;
+            if (e->posting) {
+                busy = true;
+                continue;
             }
-        pthread_mutex_unlock(&owed_lock);
-        if (lock == NULL)
-            return;
-        if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
-            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, lock);
-        (*jni)->DeleteLocalRef(jni, lock);
+            e->posted = true;
+            lock = (*jni)->NewLocalRef(jni, e->lock); /* the record may go once unlocked */
+            break;
+        }
+        if (lock != NULL) {
+            pthread_mutex_unlock(&owed_lock);
+            if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+                post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, lock);
+            (*jni)->DeleteLocalRef(jni, lock);
+            pthread_mutex_lock(&owed_lock);
+            continue;
+        }
+        /* A contender posting an EXIT that names this thread: its handler may wait for
+         * something this thread holds, so not for ever. */
+        if (!busy || pthread_cond_timedwait(&owed_cond, &owed_lock, &deadline) != 0)
+            break;
     }
+    pthread_mutex_unlock(&owed_lock);
+    if (me != NULL)
+        threads_release(me);
 }
 
 /* Remember what the calling thread waits on, for MONITOR_DUMP. */

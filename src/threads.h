@@ -13,6 +13,7 @@ struct thread_rec {
     _Atomic uint32_t claimed;           /* bit per instance: THREAD_START being posted */
     _Atomic uint32_t announced;         /* bit per instance: THREAD_START delivered */
     bool end_posted;                    /* THREAD_END already posted (exiting thread) */
+    bool mon_ending;                    /* monitors.c: owes no more EXITs (under owed_lock) */
     char *group_name, *parent_name;     /* as THREAD_START said: THREAD_END repeats them
                                            (JDK 17 clears a thread's group before ThreadEnd) */
     /* JVMPI thread control (thrctl.c) */
