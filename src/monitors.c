@@ -14,10 +14,11 @@
  * HotSpot), so no EXIT is lost to a contender that wakes only after the owner has ended and
  * none names a thread the agent has seen end. The contentions owed an EXIT are a list under
  * owed_lock (a leaf; contention is the slow path: the contender is about to block). The
- * hand-over is decided under that lock: an ending owner first marks itself (mon_ending),
- * so no contender starts an EXIT naming it from then on, posts the EXITs nobody has
- * started, and waits (at most 2 s) for those a contender is posting right then, so that
- * every EXIT naming it reaches the agent before its THREAD_END.
+ * hand-over is decided under that lock: in one critical section an ending owner claims
+ * every contention no contender is posting yet and marks itself (mon_ending), so no
+ * contender starts an EXIT naming it from then on; it posts the claimed EXITs and waits (at
+ * most 2 s) for those a contender was posting, so that every EXIT naming it reaches the
+ * agent before its THREAD_END.
  *
  * MONITOR_WAIT carries the requested timeout (ms), MONITOR_WAITED the elapsed time in ms
  * measured by the shim between the two JVMTI events (HotSpot measured it too). Thread.sleep
@@ -158,40 +159,60 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 void monitors_owner_ending(JNIEnv *jni)
 {
     struct thread_rec *me = threads_acquire(jni);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 2;
+    jobject *locks = NULL;
+    size_t n = 0, cap = 0;
+    bool busy = false;
+    /* In one critical section: from the mark on no contender starts an EXIT naming this
+     * thread, and every contention not yet being posted is claimed here (a contender that
+     * finds its entry claimed leaves the EXIT to this thread). */
+    bool all = true;
     pthread_mutex_lock(&owed_lock);
-    if (me != NULL)
-        me->mon_ending = true; /* from here no contender starts an EXIT naming this thread */
-    for (;;) {
-        jobject lock = NULL;
-        bool busy = false;
-        for (struct owed_exit *e = owed_head; e != NULL; e = e->next) {
-            if (e->owner != jni || e->posted)
-                continue;
-            if (e->posting) {
-                busy = true;
-                continue;
-            }
-            e->posted = true;
-            lock = (*jni)->NewLocalRef(jni, e->lock); /* the record may go once unlocked */
-            break;
-        }
-        if (lock != NULL) {
-            pthread_mutex_unlock(&owed_lock);
-            if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
-                post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, lock);
-            (*jni)->DeleteLocalRef(jni, lock);
-            pthread_mutex_lock(&owed_lock);
+    for (struct owed_exit *e = owed_head; e != NULL; e = e->next) {
+        if (e->owner != jni || e->posted)
+            continue;
+        if (e->posting) {
+            busy = true;
             continue;
         }
-        /* A contender posting an EXIT that names this thread: its handler may wait for
-         * something this thread holds, so not for ever. */
-        if (!busy || pthread_cond_timedwait(&owed_cond, &owed_lock, &deadline) != 0)
-            break;
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 8;
+            jobject *l = realloc(locks, c * sizeof *l);
+            if (l == NULL) {
+                all = false; /* out of memory: the rest stay with their contenders */
+                break;
+            }
+            locks = l;
+            cap = c;
+        }
+        e->posted = true;
+        locks[n++] = (*jni)->NewLocalRef(jni, e->lock); /* the record may go once unlocked */
     }
+    if (me != NULL && all)
+        me->mon_ending = true;
     pthread_mutex_unlock(&owed_lock);
+    for (size_t i = 0; i < n; i++) {
+        if (locks[i] != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
+            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, locks[i]);
+        if (locks[i] != NULL)
+            (*jni)->DeleteLocalRef(jni, locks[i]);
+    }
+    free(locks);
+    /* Contenders posting an EXIT that names this thread right now: wait for them, but not
+     * for ever (a handler may wait for something this thread holds). */
+    if (busy) {
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 2;
+        pthread_mutex_lock(&owed_lock);
+        for (;;) {
+            bool still = false;
+            for (struct owed_exit *e = owed_head; e != NULL && !still; e = e->next)
+                still = e->owner == jni && e->posting;
+            if (!still || pthread_cond_timedwait(&owed_cond, &owed_lock, &deadline) != 0)
+                break;
+        }
+        pthread_mutex_unlock(&owed_lock);
+    }
     if (me != NULL)
         threads_release(me);
 }
