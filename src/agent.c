@@ -38,18 +38,48 @@ struct shim g_shim = {
 
 static _Thread_local JNIEnv *tl_jni;
 
-void *shim_thread_block(pthread_key_t key, size_t size)
+/* A thread's blocks (shim_thread_block) are a list under one thread-specific key, whose
+ * destructor frees them at thread exit and clears the thread-local pointers they hang on. */
+struct thread_block {
+    struct thread_block *next;
+    void *slot;                 /* the owning thread's pointer to data */
+    max_align_t data[];
+};
+static pthread_key_t block_key;
+static pthread_once_t block_once = PTHREAD_ONCE_INIT;
+static bool block_key_ok;
+
+static void blocks_free(void *p)
 {
-    void *p = calloc(1, size);
-    if (p != NULL && pthread_setspecific(key, p) != 0) {
-        free(p);
-        p = NULL;
+    for (struct thread_block *b = p, *next; b != NULL; b = next) {
+        next = b->next;
+        memset(b->slot, 0, sizeof(void *));
+        free(b);
+    }
+}
+
+static void block_key_make(void)
+{
+    block_key_ok = pthread_key_create(&block_key, blocks_free) == 0;
+}
+
+void *shim_thread_block(void *slot, size_t size)
+{
+    pthread_once(&block_once, block_key_make);
+    struct thread_block *b = block_key_ok ? calloc(1, sizeof *b + size) : NULL;
+    if (b != NULL) {
+        b->slot = slot;
+        b->next = pthread_getspecific(block_key);
+        if (pthread_setspecific(block_key, b) != 0) {
+            free(b);
+            b = NULL;
+        }
     }
     static _Atomic bool warned;
-    if (p == NULL && !atomic_exchange(&warned, true))
+    if (b == NULL && !atomic_exchange(&warned, true))
         log_warn("no per-thread block of %zu bytes (out of memory, or no thread-specific key): "
                  "threads go without their caches, more slowly", size);
-    return p;
+    return b != NULL ? (void *)b->data : NULL;
 }
 
 JNIEnv *shim_current_jni(void)

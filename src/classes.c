@@ -375,18 +375,12 @@ static bool post_class_load(JNIEnv *jni, struct instance *inst, struct class_rec
 #define ANNOUNCING_MAX 32
 static _Thread_local struct class_rec **tl_announcing; /* ANNOUNCING_MAX (shim_thread_block) */
 static _Thread_local int tl_announcing_n;
-static pthread_key_t announcing_key;
-static void announcing_drop(void *p)
-{
-    tl_announcing = NULL;
-    free(p);
-}
 
 /* Room to note one more class being announced on this thread. */
 static bool announcing_room(void)
 {
     if (tl_announcing == NULL)
-        tl_announcing = shim_thread_block(announcing_key, ANNOUNCING_MAX * sizeof *tl_announcing);
+        tl_announcing = shim_thread_block(&tl_announcing, ANNOUNCING_MAX * sizeof *tl_announcing);
     return tl_announcing != NULL && tl_announcing_n < ANNOUNCING_MAX;
 }
 
@@ -865,12 +859,6 @@ struct ccache_slot {
     struct class_rec *r;
 };
 static _Thread_local struct ccache_slot *tl_ccache; /* CCACHE slots (shim_thread_block) */
-static pthread_key_t ccache_key;
-static void ccache_drop(void *p)
-{
-    tl_ccache = NULL;
-    free(p);
-}
 
 /* In front of it, the class this thread allocated most, held by the thread's own weak
  * reference: IsSameObject against it is one JNI call, where reading the class's tag takes
@@ -889,7 +877,7 @@ static _Thread_local struct {
 static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
 {
     if (__builtin_expect(tl_ccache == NULL, 0) &&
-        (tl_ccache = shim_thread_block(ccache_key, CCACHE * sizeof *tl_ccache)) == NULL)
+        (tl_ccache = shim_thread_block(&tl_ccache, CCACHE * sizeof *tl_ccache)) == NULL)
         return rec_of(jni, cls);
     if (tl_mru.ref != NULL && (*jni)->IsSameObject(jni, cls, tl_mru.ref)) {
         unsigned k = (unsigned)((tl_mru.id >> 3) % CCACHE);
@@ -1328,9 +1316,6 @@ static void unload_changed(int t, bool any)
 
 void classes_module_init(void)
 {
-    if (pthread_key_create(&ccache_key, ccache_drop) != 0 ||
-        pthread_key_create(&announcing_key, announcing_drop) != 0)
-        log_warn("classes: no thread-specific keys; per-thread caches leak at thread exit");
     struct event_row load = {.kind = EVK_ON,
                              .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};

@@ -143,28 +143,11 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
 
 _Thread_local struct ids_hand_entry *ids_tl_hand;
 _Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
-static pthread_key_t hand_key;
-static pthread_once_t hand_once = PTHREAD_ONCE_INIT;
-static bool hand_key_ok;
-
-static void hand_drop(void *p)
-{
-    ids_tl_hand = NULL;
-    ids_tl_hand_n = 0;
-    free(p);
-}
-
-static void hand_key_make(void)
-{
-    hand_key_ok = pthread_key_create(&hand_key, hand_drop) == 0;
-}
-
 /* The at-hand array lives outside static TLS (shim.h, shim_thread_block). */
 struct ids_hand_entry *ids_hand_block(void)
 {
-    pthread_once(&hand_once, hand_key_make);
-    if (hand_key_ok && ids_tl_hand == NULL)
-        ids_tl_hand = shim_thread_block(hand_key, IDS_HAND_MAX * sizeof *ids_tl_hand);
+    if (ids_tl_hand == NULL)
+        ids_tl_hand = shim_thread_block(&ids_tl_hand, IDS_HAND_MAX * sizeof *ids_tl_hand);
     return ids_tl_hand;
 }
 

@@ -52,12 +52,6 @@ static pthread_rwlock_t methods_lock = PTHREAD_RWLOCK_INITIALIZER;
  * pointer stays valid. */
 #define MCACHE 256
 static _Thread_local struct method_rec **tl_mcache; /* MCACHE slots (shim_thread_block) */
-static pthread_key_t mcache_key;
-static void mcache_drop(void *p)
-{
-    tl_mcache = NULL;
-    free(p);
-}
 
 static inline unsigned mslot(jmethodID m)
 {
@@ -70,7 +64,7 @@ static inline struct method_rec *method_rec(JNIEnv *jni, jmethodID m)
 {
     struct method_rec **c = tl_mcache;
     if (__builtin_expect(c == NULL, 0) &&
-        (c = tl_mcache = shim_thread_block(mcache_key, MCACHE * sizeof *c)) == NULL)
+        (c = tl_mcache = shim_thread_block(&tl_mcache, MCACHE * sizeof *c)) == NULL)
         return method_rec_slow(jni, m);
     struct method_rec *r = c[mslot(m)];
     if (r != NULL && r->method == m)
@@ -203,12 +197,6 @@ struct ctor_pending {
     uint32_t group;
 };
 static _Thread_local struct ctor_pending *tl_ctor; /* CTOR_PENDING_MAX (shim_thread_block) */
-static pthread_key_t ctor_key;
-static void ctor_drop(void *p)
-{
-    tl_ctor = NULL;
-    free(p);
-}
 static _Thread_local uint32_t tl_ctor_group;   /* groups handed out on this thread */
 static _Thread_local bool tl_super_call;       /* a superCall probe ran, no entry since */
 
@@ -299,7 +287,7 @@ void methods_ctor_enter(JNIEnv *jni, jmethodID m)
     if (events_deferred_n >= CTOR_PENDING_MAX)
         ctor_flush(jni, NULL); /* a chain deeper than the stack: read from the frames */
     if (__builtin_expect(tl_ctor == NULL, 0) &&
-        (tl_ctor = shim_thread_block(ctor_key, CTOR_PENDING_MAX * sizeof *tl_ctor)) == NULL) {
+        (tl_ctor = shim_thread_block(&tl_ctor, CTOR_PENDING_MAX * sizeof *tl_ctor)) == NULL) {
         /* No stack to wait on: the receiver comes from the frame now. */
         struct ctor_pending one = {m, 0};
         jobject recv = NULL;
@@ -518,9 +506,6 @@ static void probes_changed(int t, bool any)
 
 void methods_module_init(void)
 {
-    if (pthread_key_create(&mcache_key, mcache_drop) != 0 ||
-        pthread_key_create(&ctor_key, ctor_drop) != 0)
-        log_warn("methods: no thread-specific keys; per-thread caches leak at thread exit");
     events_set_deferred_flush(ctor_flush_before_other);
     if (bci_available()) {
         struct event_row probe = {.kind = EVK_ON, .on_change = probes_changed};

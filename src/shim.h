@@ -208,10 +208,11 @@ void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL 
  * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls); beyond
  * that every access to any of them goes through _dl_tlsdesc_dynamic (measured: 6 % of all
  * cycles of the allocs bench). tests/check-tls.sh holds the line. A larger per-thread array
- * lives in a block made on first use, reached through one thread-local pointer, and freed
- * by key's destructor when the thread exits: shim_thread_block makes it (zeroed) and
- * registers it with key; NULL if out of memory. */
-void *shim_thread_block(pthread_key_t key, size_t size);
+ * lives in a block made on first use, reached through one thread-local pointer:
+ * shim_thread_block(&tl_ptr, size) makes it (zeroed; NULL if out of memory) for the calling
+ * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
+ * set to NULL. */
+void *shim_thread_block(void *slot, size_t size);
 /* Each area module's start-up hooks, called by agent.c in this order. */
 void modules_init(void);                         /* register event rows (Agent_OnLoad) */
 void modules_callbacks(jvmtiEventCallbacks *cb); /* fill its JVMTI callbacks */
