@@ -28,13 +28,14 @@ CFLAGS   ?= -O2 -g
 # TLS descriptors: the shim's thread-locals (read on every event) without a call to
 # __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
 TLS_DIALECT  := $(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2,)
-SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude $(JNI_INC)
+SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC)
 # Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
 AGENT_CFLAGS := $(WARN) $(CFLAGS) -fPIC -Iinclude $(JNI_INC)
 
-SHIM_SRC := $(sort $(wildcard src/*.c))
-SHIM_HDR := $(wildcard src/*.h) include/jvmpi.h
-SHIM_OBJ := $(SHIM_SRC:src/%.c=$(B)/obj/%.o)
+# shim/: the entry point at the top, then one folder per layer (shim/README.md).
+SHIM_SRC := $(sort $(wildcard shim/*.c shim/*/*.c))
+SHIM_HDR := $(wildcard shim/*/*.h) include/jvmpi.h
+SHIM_OBJ := $(SHIM_SRC:shim/%.c=$(B)/obj/%.o)
 
 AGENT_C   := $(wildcard legacy-agents/*.c)
 AGENT_CXX := $(wildcard legacy-agents/*.cc)
@@ -48,7 +49,8 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := src/options.c src/log.c src/dumpbuf.c src/dumpcheck.c src/fidelity.c src/classfile.c
+UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/dumpbuf.c shim/core/dumpcheck.c shim/core/fidelity.c \
+             $(sort $(wildcard shim/classfile/*.c))
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
@@ -58,7 +60,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_BIN     := $(B)/fuzz/fuzz_options $(B)/fuzz/fuzz_dumpcheck
 FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc $(JNI_INC)
+                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC)
 # "yes" if FUZZ_CC links a libFuzzer target; deferred, so only fuzz and check recipes pay for it.
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
@@ -66,11 +68,12 @@ have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsign
 .PHONY: all check check-modes unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
 all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
 
-$(B)/obj/%.o: src/%.c $(SHIM_HDR) | $(B)/obj
+$(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
+	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
 $(B)/libjvmpishim.so: $(SHIM_OBJ)
-	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=src/exports.map
+	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
 
 $(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
@@ -80,19 +83,19 @@ $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
 $(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Isrc $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 $(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit-san
 	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  -D_GNU_SOURCE -pthread -Iinclude -Isrc $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	  -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 
 $(CLASSES): $(JAVA_SRC) | $(B)/classes
 	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)
 	@touch $@
 
-$(B)/fuzz/fuzz_options: fuzz/fuzz_options.c src/options.c src/options.h src/log.h | $(B)/fuzz fuzz-cc
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_options.c src/options.c
-$(B)/fuzz/fuzz_dumpcheck: fuzz/fuzz_dumpcheck.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h | $(B)/fuzz fuzz-cc
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_dumpcheck.c src/dumpcheck.c
+$(B)/fuzz/fuzz_options: fuzz/fuzz_options.c shim/core/options.c shim/core/options.h shim/core/log.h | $(B)/fuzz fuzz-cc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_options.c shim/core/options.c
+$(B)/fuzz/fuzz_dumpcheck: fuzz/fuzz_dumpcheck.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h | $(B)/fuzz fuzz-cc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_dumpcheck.c shim/core/dumpcheck.c
 fuzz-cc:
 	@[ "$(have_fuzzer)" = yes ] || { echo "$(FUZZ_CC) cannot build libFuzzer targets: install clang libclang-rt-14-dev or set FUZZ_CC=" >&2; exit 1; }
 
@@ -147,14 +150,14 @@ $(B)/hprofcheck: tests/tools/hprofcheck.c
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -o $@ $<
 
 # Native JVMTI test agent for the class-file rewriter (tests/it/bci_rewrite.sh).
-$(B)/tools/libbcitest.so: tests/tools/bcitest.c src/classfile.c src/classfile.h
+$(B)/tools/libbcitest.so: tests/tools/bcitest.c $(wildcard shim/classfile/*.c shim/classfile/*.h)
 	@mkdir -p $(B)/tools
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Isrc $(JNI_INC) -o $@ tests/tools/bcitest.c src/classfile.c
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Ishim $(JNI_INC) -o $@ tests/tools/bcitest.c $(sort $(wildcard shim/classfile/*.c))
 
 # Dump decoder for tests and people (shares the shim's decoder).
 $(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
 	@mkdir -p $(B)/tools
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread $(JNI_INC) -o $@ tests/tools/cmlgen.c
 
-$(B)/jvmpidump: tests/tools/jvmpidump.c src/dumpcheck.c src/dumpcheck.h include/jvmpi.h
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Isrc $(JNI_INC) -o $@ tests/tools/jvmpidump.c src/dumpcheck.c
+$(B)/jvmpidump: tests/tools/jvmpidump.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c

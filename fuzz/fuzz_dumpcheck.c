@@ -1,4 +1,4 @@
-/* fuzz_dumpcheck.c — libFuzzer harness for the dump decoder/validator (src/dumpcheck.c).
+/* fuzz_dumpcheck.c — libFuzzer harness for the dump decoder/validator (shim/core/dumpcheck.c).
  *
  * Input layout (fuzz/mkseed.c writes seeds in it):
  *   byte 0        the dump kind, taken modulo 5: 0, 1, 2 a HEAP_DUMP of that level,
@@ -17,7 +17,7 @@
  * buffer, with a terminated message. The walk runs again with no callback, no offset and
  * no message buffer, and with a short message buffer, and must give the same answer.
  */
-#include "dumpcheck.h"
+#include "core/dumpcheck.h"
 #include "jvmpi.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* fuzz_options.c — libFuzzer harness for the shim's option parser (src/options.c).
+/* fuzz_options.c — libFuzzer harness for the shim's option parser (shim/core/options.c).
  *
  * The input is the -agentpath option text as the JVM hands it to Agent_OnLoad: a C string,
  * so bytes after an embedded NUL are never seen (the JVM could not pass them either). Besides
@@ -13,8 +13,8 @@
  *     parse to the same options.
  * options_free() runs after every parse, so LeakSanitizer sees any leak.
  */
-#include "log.h"
-#include "options.h"
+#include "core/log.h"
+#include "core/options.h"
 
 #include <stdint.h>
 #include <stdio.h>

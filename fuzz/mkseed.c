@@ -13,7 +13,7 @@
  * harness's input layout: the kind byte, the class table (only the classes whose
  * CLASS_DUMP was kept) and the records. The seed is checked by walking it again.
  */
-#include "dumpcheck.h"
+#include "core/dumpcheck.h"
 #include "jvmpi.h"
 
 #include <inttypes.h>

@@ -55,7 +55,7 @@ EOF
 
 # ---- dumpcheck ----
 cc -std=c11 -Wall -Wextra -Werror -O1 -D_GNU_SOURCE -Iinclude -Isrc -I"$JDK/include" -I"$JDK/include/linux" \
-  -o "$W/mkseed" fuzz/mkseed.c src/dumpcheck.c
+  -o "$W/mkseed" fuzz/mkseed.c shim/core/dumpcheck.c
 run() { # DIR AGENT_SPEC CLASS
   mkdir -p "$W/$1"
   (cd "$W/$1" && timeout -k 5 60 "$JAVA" -agentpath:"$ROOT/build/libjvmpishim.so=legacy=$ROOT/build/agents/$2" \

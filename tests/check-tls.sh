@@ -3,7 +3,7 @@
 # libraries loaded by dlopen (rtld.optional_static_tls, 512 bytes by default). Beyond that
 # glibc gives the library dynamic TLS, and every access to any of its thread-locals goes
 # through _dl_tlsdesc_dynamic (measured: 6 % of all cycles of the allocs bench). Larger
-# per-thread arrays belong in a block made by shim_thread_block (src/shim.h). The limit
+# per-thread arrays belong in a block made by shim_thread_block (shim/core/shim.h). The limit
 # keeps a margin below 512 for the agent's own libraries.
 cd "$(dirname "$0")/.."
 LIB=build/libjvmpishim.so

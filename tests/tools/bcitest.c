@@ -1,4 +1,4 @@
-/* bcitest.c — a native JVMTI test agent that proves src/classfile.c on a real JVM.
+/* bcitest.c — a native JVMTI test agent that proves shim/classfile/classfile.c on a real JVM.
  *
  * It rewrites EVERY class it is given with cf_instrument(): in ClassFileLoadHook from VMStart
  * on (JDK classes included), and at VMInit it retransforms every already-loaded modifiable
@@ -29,7 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "classfile.h"
+#include "classfile/classfile.h"
 
 #include <jni.h>
 #include <jvmti.h>

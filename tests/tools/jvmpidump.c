@@ -10,9 +10,9 @@
  * dumps are walked and instance field values decoded (own fields, then the superclass's,
  * the superclass taken from the class dumps). Prints one line per record; the last line
  * is "OK <records> records, <bytes> bytes" or "BAD at offset N: reason" (exit 1).
- * Uses the shim's own decoder (src/dumpcheck.c).
+ * Uses the shim's own decoder (shim/core/dumpcheck.c).
  */
-#include "dumpcheck.h"
+#include "core/dumpcheck.h"
 #include "jvmpi.h"
 
 #include <inttypes.h>

@@ -12,7 +12,7 @@
  * every frame kind, constructors, natives, jsr/ret, huge offsets), plus malformed input:
  * every truncation of a real class and random corruptions.
  */
-#include "classfile.h"
+#include "classfile/classfile.h"
 #include "unit.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* test_dump.c — the dump writer (dumpbuf.c) and decoder/validator (dumpcheck.c), no JVM. */
-#include "dumpbuf.h"
-#include "dumpcheck.h"
+#include "core/dumpbuf.h"
+#include "core/dumpcheck.h"
 #include "jvmpi.h"
 #include "unit.h"
 

@@ -1,4 +1,4 @@
-/* test_fidelity.c — src/fidelity.c's table against docs/mapping.md. Pure C, no JVM.
+/* test_fidelity.c — shim/core/fidelity.c's table against docs/mapping.md. Pure C, no JVM.
  *
  * The migration report tells users, per JVMPI function and event, whether the shim is
  * exact, differs or cannot serve it; docs/mapping.md says the same in its status column.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fidelity.h"
+#include "core/fidelity.h"
 #include "unit.h"
 
 static const char *const functions[] = {

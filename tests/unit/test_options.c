@@ -1,4 +1,4 @@
-/* test_options.c — the option grammar of src/options.c: options_parse(), options_free(),
+/* test_options.c — the option grammar of shim/core/options.c: options_parse(), options_free(),
  * options_help(). Pure C, no JVM.
  *
  * The grammar (docs/options.md): "[OPTION,...]legacy=AGENT[:AGENT_OPTIONS]". legacy= is
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "options.h"
+#include "core/log.h"
+#include "core/options.h"
 #include "unit.h"
 
 static char err[1024];

@@ -1,0 +1,38 @@
+/* classes.h — the class table and CLASS_LOAD / CLASS_UNLOAD / CLASS_LOAD_HOOK (classes.c). */
+#ifndef JVMPISHIM_CLASSES_H
+#define JVMPISHIM_CLASSES_H
+
+#include "core/shim.h"
+
+/* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
+ * about it first (definition before use). For events that carry a class id. */
+jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
+/* The same for a dump an agent asked for (HEAP_DUMP, OBJECT_DUMP, MONITOR_DUMP): a class
+ * being defined or announced on another thread is not waited for (the requesting thread may
+ * hold the agent lock that thread's CLASS_LOAD handler is waiting for): its id is named
+ * at once and its CLASS_LOAD comes from that thread, as on HotSpot, whose dumps named the
+ * mirrors of classes still in their CLASS_LOAD. */
+jobjectID classes_id_for_dump(JNIEnv *jni, jclass cls);
+/* The id of a class with a table record, announcing nothing (arrays, unprepared classes). */
+jobjectID classes_register(JNIEnv *jni, jclass cls);
+/* Same for the class declaring a method; returns the class id. */
+jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid);
+/* Called from ObjectFree: was this tag a class mirror? (then CLASS_UNLOAD is queued) */
+bool classes_on_free(jlong tag);
+
+/* OBJECT_ALLOC's is_array and class_id for objects of class cls (cached per class). */
+bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id);
+/* ThreadEnd, on the ending thread: drop its allocation-path class cache. */
+void classes_thread_end(JNIEnv *jni);
+/* JVMPI type code of a field/array signature character ('I' -> JVMPI_INT, 'L'/'[' -> JVMPI_CLASS). */
+jint classes_type_code(char sig);
+/* Method ids handed to agents: GetMethodClass accepts them without a scan. */
+void classes_note_methods(const jmethodID *ms, jint n);
+/* A local ref to the class with this id, or NULL. */
+jclass classes_local_ref(JNIEnv *jni, jobjectID id);
+
+void classes_module_init(void);
+void classes_module_callbacks(jvmtiEventCallbacks *cb);
+void classes_replay(JNIEnv *jni);
+
+#endif

@@ -1,0 +1,382 @@
+/* ids.c — jobjectIDs: one opaque id per object, held as the object's JVMTI tag.
+ *
+ * JVMPI ids were raw oops that moved with GC (hence OBJECT_MOVE). Here the id lives in the
+ * object's tag (layout in ids.h): stable for the object's life, so OBJECT_MOVE is never
+ * needed, and there is no per-object side table — the JVM's tag map is the table. Ids are
+ * multiples of 8 counted from a base (they look like aligned pointers to agents that hash
+ * them), never reused, so an id seen after its object died is detectably stale. Class ids
+ * are the ids of their java.lang.Class objects; classes and threads also have side tables
+ * in their modules.
+ *
+ * Tagging an untagged object is GetTag + SetTag, which JVMTI does not make atomic; two
+ * threads tagging the same object at once would both set a tag. A small lock makes the
+ * check-then-set atomic. It is held only across these two tag-map calls, which neither
+ * block on other Java threads nor call back into the shim, so it cannot deadlock (a thread
+ * waiting on it sits in native code and does not hold up a safepoint).
+ */
+#include "core/ids.h"
+
+#include "events/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ID_STEP 8
+#define ID_BASE ((jlong)0x10000 * ID_STEP)
+
+static _Atomic jlong next_tag = ID_BASE; /* the next serial (id bits only) */
+static pthread_mutex_t tag_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool ids_plausible(jobjectID id)
+{
+    jlong t = ids_tag(id);
+    return t >= ID_BASE && (t & ~TAG_ID_MASK) == 0 && t < atomic_load(&next_tag);
+}
+
+jobjectID ids_peek(jobject obj)
+{
+    jlong tag = 0;
+    if (obj == NULL)
+        return NULL;
+    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag) != JVMTI_ERROR_NONE)
+        return NULL;
+    return ids_from_tag(tag);
+}
+
+jobjectID ids_of(JNIEnv *jni, jobject obj)
+{
+    (void)jni;
+    if (obj == NULL)
+        return NULL;
+    jlong tag = 0;
+    jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err != JVMTI_ERROR_NONE) {
+        jvmti_ok_at(err, LOG_WARN, "GetTag of an object to give it a jobjectID");
+        return NULL;
+    }
+    if (tag != 0)
+        return ids_from_tag(tag);
+    /* The id space is 41 bits: more than two trillion objects before it could wrap. */
+    pthread_mutex_lock(&tag_lock);
+    err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err == JVMTI_ERROR_NONE && tag == 0) {
+        tag = atomic_fetch_add(&next_tag, ID_STEP);
+        err = (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, tag);
+        if (err != JVMTI_ERROR_NONE)
+            tag = 0;
+    }
+    pthread_mutex_unlock(&tag_lock);
+    if (err != JVMTI_ERROR_NONE)
+        jvmti_ok_at(err, LOG_WARN, "tagging an object to give it a jobjectID");
+    return ids_from_tag(tag);
+}
+
+jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong *tag_out)
+{
+    (void)jni;
+    jlong tag = 0;
+    bool claimed = false;
+    pthread_mutex_lock(&tag_lock);
+    jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err == JVMTI_ERROR_NONE && !(tag & TAG_ALLOCATED)) {
+        jlong t = tag == 0 ? ids_new_tag(size_bytes, TAG_ALLOCATED)
+                           : ids_retag(tag, size_bytes, TAG_ALLOCATED);
+        err = (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, t);
+        if (err == JVMTI_ERROR_NONE) {
+            tag = t;
+            claimed = true;
+        }
+    }
+    pthread_mutex_unlock(&tag_lock);
+    if (err != JVMTI_ERROR_NONE)
+        jvmti_ok_at(err, LOG_WARN, "tagging an object to announce its allocation");
+    *tag_out = claimed ? tag : 0;
+    return ids_from_tag(tag);
+}
+
+jlong ids_new_tag(jlong size_bytes, jlong flags)
+{
+    jlong words = (size_bytes + 7) / 8;
+    if (words > TAG_SIZE_MAX_WORDS)
+        words = 0; /* too large for the tag: memory.c keeps its size aside */
+    return atomic_fetch_add(&next_tag, ID_STEP) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+}
+
+/* ---- id -> object ----
+ *
+ * JVMTI answers object -> tag in O(1) (GetTag) but tag -> object only by GetObjectsWithTags,
+ * which walks every entry of the tag map (and compares each with every tag asked for), so
+ * one lookup costs the whole map. Two tables answer instead, each in O(1):
+ *
+ * 1. Objects at hand. An event that hands out ids of objects the shim holds references to
+ *    (a METHOD_ENTRY2 receiver, a monitor object, the object of an OBJECT_ALLOC) opens a scope (ids_hand_open) around
+ *    building and delivering it, and records each (id, local ref) in a per-thread array.
+ *    The refs live until the scope closes, which is after the delivery, so a request made
+ *    by the agent inside its handler ("ensure defined": RequestEvent(OBJECT_ALLOC) for a
+ *    receiver not seen before) finds the object there. No memory per object, no lock.
+ *    The array and its scope functions are inline in ids.h (the allocation path uses them).
+ * 2. The index: id -> JNI weak global reference, built in one pass over the heap when an id
+ *    is asked for that neither the at-hand array nor the current index covers. A second
+ *    JVMTI environment, whose tag map is private to this pass, tags every object with 1;
+ *    one GetObjectsWithTags(1) then returns every object, and GetTag in the main
+ *    environment names each one's id. The index covers every id issued before the pass
+ *    began (`covered`): an id below that which is not in the index belongs to an object
+ *    that was dead at the pass, so it is rejected in O(1), as are ids the shim never
+ *    issued. An id issued later triggers the next pass, which reuses the weak references of
+ *    the objects it already had. So "dump, then ask about each" pays one pass (about the
+ *    cost of the dump's own walk) for every id of the dump, and stale ids cost one pass in
+ *    all, not one per id.
+ *
+ * Memory: the at-hand array is 16 entries per thread; the index costs about 40 bytes per
+ * live object while it exists (16-byte slots at most half full, and the JNI weak handle),
+ * and only once an agent has asked for an id not at hand.
+ *
+ * One window is not closed: a thread that took a serial (fetch_add) before a pass began but
+ * had not set the tag when the pass read the main environment's tags leaves its object out
+ * of that pass; asked for before the next pass, that id would be answered as dead. Taking a
+ * serial and setting the tag are consecutive calls in native code on the tagging thread
+ * (the allocation callback, ids_of), and the pass reads the tags after a safepoint-length
+ * heap iteration and a GetObjectsWithTags, so the tagging thread would have to stall across
+ * both.
+ */
+
+_Thread_local struct ids_hand_entry *ids_tl_hand;
+_Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+/* The at-hand array lives outside static TLS (shim.h, shim_thread_block). */
+struct ids_hand_entry *ids_hand_block(void)
+{
+    if (ids_tl_hand == NULL)
+        ids_tl_hand = shim_thread_block(&ids_tl_hand, IDS_HAND_MAX * sizeof *ids_tl_hand);
+    return ids_tl_hand;
+}
+
+/* The index: open addressing on the id, key 0 = empty, at most half full. */
+static pthread_mutex_t idx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    jlong *keys;
+    jweak *refs;
+    size_t cap, n;
+    jlong covered;          /* every id below this was issued before the last pass */
+    jvmtiEnv *scan;         /* the pass's own environment (tags private to it) */
+    uint64_t passes;
+} idx;
+
+static inline size_t idx_slot(jlong id, size_t cap)
+{
+    return (size_t)(((uint64_t)id >> 3) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
+}
+
+static jweak *idx_find(jlong *keys, jweak *refs, size_t cap, jlong id)
+{
+    if (cap == 0)
+        return NULL;
+    for (size_t i = idx_slot(id, cap);; i = (i + 1) & (cap - 1)) {
+        if (keys[i] == id)
+            return &refs[i];
+        if (keys[i] == 0)
+            return NULL;
+    }
+}
+
+static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
+                             void *user_data)
+{
+    (void)class_tag; (void)size; (void)length; (void)user_data;
+    *tag_ptr = 1;
+    return 0;
+}
+
+/* One pass: rebuild the index from every object in the heap. Under idx_lock. The lock is
+ * held across the heap iteration (a safepoint operation): threads waiting for it wait in
+ * native code, so they do not hold up the safepoint, and nothing the pass calls takes a
+ * shim lock. */
+static bool idx_rebuild(JNIEnv *jni)
+{
+    jvmtiEnv *scan = idx.scan;
+    if (scan == NULL) {
+        jvmtiCapabilities caps;
+        memset(&caps, 0, sizeof caps);
+        caps.can_tag_objects = 1;
+        if ((*g_shim.vm)->GetEnv(g_shim.vm, (void **)&scan, JVMTI_VERSION_1_2) != JNI_OK) {
+            log_warn("ids: no second JVMTI environment for resolving object ids");
+            return false;
+        }
+        if (!jvmti_ok_at((*scan)->AddCapabilities(scan, &caps), LOG_WARN,
+                         "AddCapabilities(can_tag_objects) for the id index")) {
+            (*scan)->DisposeEnvironment(scan);
+            return false;
+        }
+        idx.scan = scan;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    jlong covered = atomic_load(&next_tag);
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = mark_all;
+    if (!jvmti_ok_at((*scan)->IterateThroughHeap(scan, 0, NULL, &hc, NULL), LOG_WARN,
+                     "IterateThroughHeap to index object ids"))
+        return false;
+    struct timespec ta, tb;
+    clock_gettime(CLOCK_MONOTONIC, &ta);
+    jlong one = 1;
+    jint n = 0;
+    jobject *objs = NULL;
+    /* GetObjectsWithTags makes a local reference per object: in a frame of their own, all
+     * dropped at once by PopLocalFrame. */
+    if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
+        (*scan)->DisposeEnvironment(scan);
+        idx.scan = NULL;
+        return false;
+    }
+    jvmtiError err = (*scan)->GetObjectsWithTags(scan, 1, &one, &n, &objs, NULL);
+    /* Untag: dropping the pass's environment drops its whole tag map at once. */
+    (*scan)->DisposeEnvironment(scan);
+    idx.scan = NULL;
+    if (!jvmti_ok_at(err, LOG_WARN, "GetObjectsWithTags to index object ids")) {
+        (*jni)->PopLocalFrame(jni, NULL);
+        return false;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &tb);
+    size_t cap = 64;
+    while (cap < (size_t)n * 2)
+        cap <<= 1;
+    jlong *keys = calloc(cap, sizeof *keys);
+    jweak *refs = calloc(cap, sizeof *refs);
+    if (keys == NULL || refs == NULL) {
+        free(keys);
+        free(refs);
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+        (*jni)->PopLocalFrame(jni, NULL);
+        log_warn("ids: out of memory indexing %d objects", (int)n);
+        return false;
+    }
+    size_t count = 0;
+    for (jint i = 0; i < n; i++) {
+        jlong t = 0;
+        (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[i], &t);
+        jlong id = t & TAG_ID_MASK;
+        if (id != 0) {
+            jweak *old = idx_find(idx.keys, idx.refs, idx.cap, id);
+            jweak w = NULL;
+            if (old != NULL && *old != NULL) {
+                w = *old;       /* the same object (ids are never reused): keep its ref */
+                *old = NULL;
+            } else {
+                w = (*jni)->NewWeakGlobalRef(jni, objs[i]);
+            }
+            if (w != NULL) {
+                size_t s = idx_slot(id, cap);
+                while (keys[s] != 0)
+                    s = (s + 1) & (cap - 1);
+                keys[s] = id;
+                refs[s] = w;
+                count++;
+            }
+        }
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    (*jni)->PopLocalFrame(jni, NULL);
+    for (size_t i = 0; i < idx.cap; i++)
+        if (idx.refs[i] != NULL)
+            (*jni)->DeleteWeakGlobalRef(jni, idx.refs[i]);
+    free(idx.keys);
+    free(idx.refs);
+    idx.keys = keys;
+    idx.refs = refs;
+    idx.cap = cap;
+    idx.n = count;
+    idx.covered = covered;
+    idx.passes++;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+#define MS(a, b) (((b).tv_sec - (a).tv_sec) * 1e3 + ((b).tv_nsec - (a).tv_nsec) / 1e6)
+    log_info("ids: index pass %llu: %zu objects with ids (%d in the heap) in %.0f ms (heap "
+             "iteration %.0f, GetObjectsWithTags %.0f, tags and weak refs %.0f)",
+             (unsigned long long)idx.passes, count, (int)n, MS(t0, t1), MS(t0, ta), MS(ta, tb),
+             MS(tb, t1));
+    return true;
+}
+
+const char *const IDS_WHY_NULL = "NULL id";
+const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
+const char *const IDS_WHY_DEAD = "its object is no longer alive";
+
+jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
+{
+    *why = NULL;
+    if (id == NULL) {
+        *why = IDS_WHY_NULL;
+        return NULL;
+    }
+    if (!ids_plausible(id)) {
+        *why = IDS_WHY_GARBAGE;
+        return NULL;
+    }
+    jlong want = ids_tag(id);
+    for (int i = ids_tl_hand_n - 1; i >= 0 && ids_tl_hand != NULL; i--)
+        if (ids_tl_hand[i].id == want)
+            return (*jni)->NewLocalRef(jni, ids_tl_hand[i].ref);
+    jobject r = NULL;
+    pthread_mutex_lock(&idx_lock);
+    bool ok = want < idx.covered || idx_rebuild(jni);
+    if (ok) {
+        jweak *w = idx_find(idx.keys, idx.refs, idx.cap, want);
+        if (w != NULL && *w != NULL)
+            r = (*jni)->NewLocalRef(jni, *w);
+    }
+    pthread_mutex_unlock(&idx_lock);
+    if (r == NULL)
+        *why = ok ? IDS_WHY_DEAD : "the id index could not be built";
+    return r;
+}
+
+/* ---- bad ids: one warning per kind, then a count ---- */
+
+static const char *const bad_names[IDS_BAD_KINDS] = {
+    "a NULL id", "an id the shim never issued (garbage or truncated)", "the id of a dead object",
+    "an id of the wrong kind of object", "an id that could not be resolved"};
+static _Atomic uint64_t bad_count[SHIM_MAX_INSTANCES][IDS_BAD_KINDS];
+
+int ids_bad_kind(const char *why)
+{
+    return why == IDS_WHY_NULL ? IDS_BAD_NULL
+           : why == IDS_WHY_GARBAGE ? IDS_BAD_GARBAGE
+           : why == IDS_WHY_DEAD ? IDS_BAD_DEAD : IDS_BAD_OTHER;
+}
+
+int ids_report_kind(int kind)
+{
+    switch (kind) {
+    case IDS_BAD_NULL:
+    case IDS_BAD_GARBAGE: return REP_ID_GARBAGE;
+    case IDS_BAD_DEAD: return REP_ID_STALE;
+    case IDS_BAD_KIND: return REP_ID_WRONG_KIND;
+    default: return -1; /* the shim's own failure (no index), not the agent's id */
+    }
+}
+
+int ids_bad_level(struct instance *inst, int kind)
+{
+    if (kind < 0 || kind >= IDS_BAD_KINDS)
+        kind = IDS_BAD_OTHER;
+    uint64_t c = atomic_fetch_add_explicit(&bad_count[inst->slot][kind], 1, memory_order_relaxed);
+    if (c != 0)
+        return LOG_INFO;
+    if (log_level_now >= LOG_WARN)
+        report_misuse_policy("agent %d: the next line is the first call with %s; the others are "
+                             "logged at level info only, and their count at shutdown",
+                             inst->slot, bad_names[kind]);
+    return LOG_WARN;
+}
+
+void ids_bad_summary(void)
+{
+    for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
+        for (int k = 0; k < IDS_BAD_KINDS; k++) {
+            uint64_t c = atomic_load(&bad_count[s][k]);
+            if (c > 1)
+                report_misuse_policy("agent %d: %llu calls in all with %s were refused", s,
+                         (unsigned long long)c, bad_names[k]);
+        }
+}

@@ -1,0 +1,106 @@
+/* ids.h — jobjectIDs as JVMTI tags (ids.c).
+ *
+ * Tag layout (64 bits): bits 3..43 the object's serial — the jobjectID is exactly these
+ * bits, so it is a multiple of 8 and never changes; bit 0 "OBJECT_ALLOC was posted for
+ * it"; bits 44..63 the object's size in 8-byte words when the shim learned it at
+ * allocation (0: unknown, or too large: see memory.c), so OBJECT_FREE and the GC
+ * statistics know what died without a per-object side table.
+ *
+ * Invariant: an object is tagged only when its id is handed to an agent (an event, a dump,
+ * a function's result) or it is a class mirror, so memory.c posts OBJECT_FREE for every
+ * tagged object that dies (CLASS_UNLOAD for mirrors). Tag nothing for the shim's own use.
+ */
+#ifndef JVMPISHIM_IDS_H
+#define JVMPISHIM_IDS_H
+
+#include "core/shim.h"
+
+#define TAG_ID_MASK ((jlong)0x00000FFFFFFFFFF8LL)
+#define TAG_ALLOCATED ((jlong)1)
+#define TAG_SIZE_SHIFT 44
+#define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
+/* The one exception to "tag nothing for the shim's own use": the few arrays memory.c
+ * allocates at VMInit to reset the main thread's sampling point. Id bits 0: no event, no
+ * free, no sweep, no index entry ever names it. */
+#define TAG_SHIM_OWN ((jlong)2)
+
+/* The id of obj, tagging it if it has none yet. NULL for a NULL ref. */
+jobjectID ids_of(JNIEnv *jni, jobject obj);
+/* The id of obj; if no OBJECT_ALLOC was posted for it yet, marks it as posted (with its
+ * size) and sets *tag to its full tag, else sets *tag to 0. Atomic against other callers. */
+jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong *tag);
+/* The id obj already has, or NULL (never tags). */
+jobjectID ids_peek(jobject obj);
+/* A fresh tag for an object just allocated (no other thread can see it yet). */
+jlong ids_new_tag(jlong size_bytes, jlong flags);
+/* The same id with flags and the size set (a tag the shim made before it knew the size). */
+static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
+{
+    jlong words = (size_bytes + 7) / 8;
+    if (words > TAG_SIZE_MAX_WORDS)
+        words = 0;
+    return (tag & TAG_ID_MASK) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+}
+/* A local ref for a live id, or NULL (and *why says why: one of IDS_WHY_* or another
+ * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
+jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
+extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DEAD;
+/* Objects at hand: an event that names objects it holds local refs to opens a scope before
+ * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
+ * thread while a scope is open, so a request from the handler resolves the id at once. */
+#define IDS_HAND_MAX 16
+struct ids_hand_entry {
+    jlong id;
+    jobject ref;
+};
+extern _Thread_local struct ids_hand_entry *ids_tl_hand; /* IDS_HAND_MAX, made on first use */
+extern _Thread_local int ids_tl_hand_n, ids_tl_hand_depth;
+struct ids_hand_entry *ids_hand_block(void);
+static inline int ids_hand_open(void)
+{
+    ids_tl_hand_depth++;
+    return ids_tl_hand_n;
+}
+static inline void ids_hand_close(int mark)
+{
+    ids_tl_hand_n = mark;
+    ids_tl_hand_depth--;
+}
+static inline void ids_hand(jobjectID id, jobject obj)
+{
+    int n = ids_tl_hand_n;
+    if (ids_tl_hand_depth > 0 && id != NULL && obj != NULL && n < IDS_HAND_MAX) {
+        struct ids_hand_entry *h = ids_tl_hand;
+        if (__builtin_expect(h == NULL, 0) && (h = ids_hand_block()) == NULL)
+            return;
+        h[n].id = (jlong)(intptr_t)id;
+        h[n].ref = obj;
+        ids_tl_hand_n = n + 1;
+    }
+}
+/* An id the agent passed that could not be used is logged as a warning once per kind per
+ * agent; the others at level info, all of them counted (in the migration report per call
+ * site, and in one line per kind at shutdown: ids_bad_summary). O(1). */
+enum { IDS_BAD_NULL, IDS_BAD_GARBAGE, IDS_BAD_DEAD, IDS_BAD_KIND, IDS_BAD_OTHER, IDS_BAD_KINDS };
+struct instance;
+int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
+int ids_bad_level(struct instance *inst, int kind);
+int ids_report_kind(int kind); /* the migration report's kind of a bad id, or -1 */
+/* One refused id: counted in the migration report by kind (the first example kept) and
+ * logged, as a warning the first time per kind and agent, then at info level. */
+#define ids_bad(inst, kind, ...)                                                          \
+    do {                                                                                  \
+        int ids_k_ = (kind);                                                              \
+        if (ids_report_kind(ids_k_) >= 0)                                                 \
+            report_note((enum report_kind)ids_report_kind(ids_k_), __VA_ARGS__);          \
+        report_misuse((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);                \
+    } while (0)
+void ids_bad_summary(void);
+/* Could id have been issued by the shim? Cheap, never touches memory the id names. */
+bool ids_plausible(jobjectID id);
+
+static inline jlong ids_tag(jobjectID id) { return (jlong)(intptr_t)id; }
+static inline jobjectID ids_from_tag(jlong tag) { return (jobjectID)(intptr_t)(tag & TAG_ID_MASK); }
+static inline jlong tag_size_bytes(jlong tag) { return (jlong)((uint64_t)tag >> TAG_SIZE_SHIFT) * 8; }
+
+#endif

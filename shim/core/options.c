@@ -1,0 +1,173 @@
+/* options.c — parse "opt,opt,...,legacy=PATH[:AGENT_OPTIONS]".
+ *
+ * Pure function of the text, unit-tested without a JVM. The legacy= item is
+ * last and takes the rest of the string: everything after its first ':' is the legacy
+ * agent's own option string, passed verbatim to its JVM_OnLoad (commas, '=' and further
+ * ':' included), exactly what -Xrun<agent>:<options> handed it on JDK 1.2-1.4. Shim
+ * options come before it, comma-separated. Anything unknown or malformed is an error that
+ * quotes the offending item: the VM then refuses to start rather than run unprofiled.
+ */
+#include "core/options.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help_text[] =
+    "jvmpishim: run a JVMPI (JDK 1.2-1.4) profiler agent on this JVM through JVMTI\n"
+    "\n"
+    "usage: java -agentpath:/path/libjvmpishim.so=[OPTION,...]legacy=AGENT[:AGENT_OPTIONS] ...\n"
+    "       java -Xrunjvmpishim:[OPTION,...]legacy=AGENT[:AGENT_OPTIONS] ...   (libjvmpishim.so on LD_LIBRARY_PATH)\n"
+    "\n"
+    "  legacy=AGENT          the JVMPI agent: a path to its shared library, or a bare NAME\n"
+    "                        found as libNAME.so the way -XrunNAME did (LD_LIBRARY_PATH, the\n"
+    "                        system library paths, then the directory of libjvmpishim.so).\n"
+    "                        Must come last: everything after the first ':' is passed\n"
+    "                        verbatim to the agent's JVM_OnLoad (no ':' passes NULL).\n"
+    "OPTIONs (comma-separated, before legacy=):\n"
+    "  help                  print this text and exit\n"
+    "  log=LEVEL             quiet | error | warn (default) | info | debug\n"
+    "  logfile=PATH          append the shim's messages to PATH instead of stderr\n"
+    "  checkdumps            decode every heap, object and monitor dump before the agent\n"
+    "                        gets it and log the first malformed offset, if any\n"
+    "  methods=bci|jvmti     how METHOD_ENTRY/ENTRY2/EXIT are made: bci (default)\n"
+    "                        rewrites classes so compiled code stays compiled; jvmti\n"
+    "                        uses JVMTI method events: slow (interpreter only), but\n"
+    "                        also covers natives of classes loaded before the agent\n"
+    "  report=PATH           write a migration report to PATH as the run goes: which\n"
+    "                        JVMPI functions and events the agent used, how often,\n"
+    "                        how faithfully this JVM served each, what went wrong,\n"
+    "                        where the time went, and how the run ended (a crash or\n"
+    "                        a signal included)\n"
+    "\n"
+    "example: java -agentpath:$PWD/build/libjvmpishim.so=log=info,legacy=/opt/old/libprof.so:heap=sites,file=x.txt App\n";
+
+const char *options_help(void) { return help_text; }
+
+void options_free(struct shim_options *o)
+{
+    free(o->log_file);
+    free(o->report_file);
+    free(o->legacy);
+    free(o->agent_options);
+    memset(o, 0, sizeof *o);
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p != NULL) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static int parse_level(const char *v, size_t n)
+{
+    static const struct { const char *name; int level; } levels[] = {
+        {"quiet", LOG_QUIET}, {"error", LOG_ERROR}, {"warn", LOG_WARN},
+        {"info", LOG_INFO},   {"debug", LOG_DEBUG},
+    };
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (strlen(levels[i].name) == n && memcmp(levels[i].name, v, n) == 0)
+            return levels[i].level;
+    return -1;
+}
+
+#define FAIL(...)                                                               \
+    do {                                                                        \
+        snprintf(err, errlen, __VA_ARGS__);                                     \
+        options_free(o);                                                        \
+        return -1;                                                              \
+    } while (0)
+
+int options_parse(const char *text, struct shim_options *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->log_level = LOG_WARN;
+    if (text == NULL || *text == '\0')
+        FAIL("no options given: legacy=AGENT is required (try =help)");
+
+    /* The whole option string is the name of an option that takes a value, and nothing
+     * else: it lost its value on the way. jcmd JVMTI.agent_load does that to an unquoted
+     * argument: its parser cuts "legacy=/x/libold.so:opts" at '=' and passes "legacy". */
+    static const char *const valued[] = {"legacy", "report", "logfile", "log", "methods"};
+    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
+        if (strcmp(text, valued[i]) == 0)
+            FAIL("the options are just '%s', without its value: was the option string cut at "
+                 "'='? jcmd does that to an unquoted argument; quote it twice: "
+                 "jcmd PID JVMTI.agent_load /abs/libjvmpishim.so \"\\\"%s=...\\\"\" "
+                 "(with -agentpath: -agentpath:/abs/libjvmpishim.so=%s=...)",
+                 text, text, text);
+
+    const char *p = text;
+    for (;;) {
+        /* legacy= consumes the rest of the text, commas included. */
+        if (strncmp(p, "legacy=", 7) == 0) {
+            const char *spec = p + 7;
+            const char *colon = strchr(spec, ':');
+            size_t plen = colon ? (size_t)(colon - spec) : strlen(spec);
+            if (plen == 0)
+                FAIL("legacy= names no agent library in '%s'", text);
+            if (o->legacy != NULL)
+                FAIL("legacy= given twice in '%s'", text);
+            o->legacy = dup_n(spec, plen);
+            if (colon != NULL)
+                o->agent_options = dup_n(colon + 1, strlen(colon + 1));
+            if (o->legacy == NULL || (colon != NULL && o->agent_options == NULL))
+                FAIL("out of memory parsing options");
+            break;
+        }
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        size_t klen = eq ? (size_t)(eq - p) : n;
+        const char *v = eq ? eq + 1 : NULL;
+        size_t vlen = eq ? n - klen - 1 : 0;
+
+        if (n == 0)
+            FAIL("empty option in '%s' (stray ',')", text);
+        else if (klen == 4 && memcmp(p, "help", 4) == 0 && v == NULL)
+            o->help = true;
+        else if (klen == 10 && memcmp(p, "checkdumps", 10) == 0 && v == NULL)
+            o->check_dumps = true;
+        else if (klen == 3 && memcmp(p, "log", 3) == 0) {
+            int lv = v ? parse_level(v, vlen) : -1;
+            if (lv < 0)
+                FAIL("bad log level in '%.*s': expected log=quiet|error|warn|info|debug", (int)n, p);
+            o->log_level = lv;
+            o->log_level_set = true;
+        } else if (klen == 7 && memcmp(p, "logfile", 7) == 0) {
+            if (v == NULL || vlen == 0)
+                FAIL("logfile= needs a path in '%.*s'", (int)n, p);
+            free(o->log_file);
+            o->log_file = dup_n(v, vlen);
+            if (o->log_file == NULL)
+                FAIL("out of memory parsing options");
+        } else if (klen == 7 && memcmp(p, "methods", 7) == 0) {
+            if (v != NULL && vlen == 3 && memcmp(v, "bci", 3) == 0)
+                o->methods = METHODS_BCI;
+            else if (v != NULL && vlen == 5 && memcmp(v, "jvmti", 5) == 0)
+                o->methods = METHODS_JVMTI;
+            else
+                FAIL("bad value in '%.*s': expected methods=bci or methods=jvmti", (int)n, p);
+        } else if (klen == 6 && memcmp(p, "report", 6) == 0) {
+            if (v == NULL || vlen == 0)
+                FAIL("report= needs a path in '%.*s'", (int)n, p);
+            free(o->report_file);
+            o->report_file = dup_n(v, vlen);
+            if (o->report_file == NULL)
+                FAIL("out of memory parsing options");
+        } else
+            FAIL("unknown option '%.*s' in '%s' (try =help)", (int)n, p, text);
+
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    if (o->legacy == NULL && !o->help)
+        FAIL("no legacy=AGENT in '%s': the shim needs an agent to run (try =help)", text);
+    return 0;
+}

@@ -1,0 +1,233 @@
+/* shim.h — the shim's global state, module interfaces and lock order.
+ *
+ * jvmpishim is one JVMTI agent (one jvmtiEnv, shared by everything) that hosts up to
+ * SHIM_MAX_INSTANCES legacy JVMPI agents. JVMPI functions take no context argument, so
+ * every instance has its own JVMPI_Interface whose function pointers are per-slot
+ * trampolines (interface.c) that pass the instance to the shared implementation, and its
+ * own proxy JavaVM (loader.c) so GetEnv(JVMPI_VERSION_1) can tell which agent asks.
+ *
+ * Identity (see docs/design.md): a thread is named by its JNIEnv* (threads.c keeps
+ * env <-> jthread); jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
+ *
+ * Locks. No shim mutex is ever held while calling the agent's NotifyEvent, and none is
+ * held across a JVMTI or JNI call that can wait for another Java thread; the exceptions
+ * are listed with their reason. A thread holding one lock takes only locks listed below it:
+ *   1. g_shim.life_lock      lifecycle: start gate, shutdown (events.c, agent.c)
+ *   2. gate_lock             the GC gate's condition (memory.c)
+ *   3. reg_lock              thread registry (threads.c); a record's wait_lock (leaf) is
+ *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
+ *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
+ *                            the only lock waited on while blocking for the agent)
+ *   5. class_lock, mid_lock, ann_lock (classes.c: announcements and definitions in
+ *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
+ *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
+ *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
+ *      layout_lock (heapdump.c: class layouts kept between dumps):
+ *      leaves guarding one table each
+ *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
+ *                            atomic; the tag map neither waits for Java threads nor calls
+ *                            back, so it cannot deadlock
+ *      idx_lock              ids.c: the id index, held across an index pass (a heap
+ *                            iteration at a safepoint) and a lookup's NewLocalRef; its
+ *                            waiters wait in native code, and the pass takes no shim lock
+ *   7. log_lock              log.c, a leaf
+ * report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
+ * log_lock; its signal handlers take no lock.
+ * bci.c's mode_lock serializes retransformation passes; it is held across
+ * RetransformClasses, whose ClassFileLoadHook runs on the same thread and takes only
+ * chunk_lock (a leaf, for new probe ids); ctor_lock (a leaf) guards the constructor table. Probes never take it, and the thread holding it
+ * waits in native code, so it cannot hold up the safepoint the retransformation needs.
+ * Threads waiting on any of these wait in native code, so they never hold up a safepoint.
+ */
+#ifndef JVMPISHIM_SHIM_H
+#define JVMPISHIM_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "jvmpi.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/stripe.h"
+
+#define SHIM_MAX_INSTANCES 4
+#define SHIM_NUM_EVENTS (JVMPI_MAX_EVENT_TYPE_VAL + 1)
+#define SHIM_NUM_FUNCTIONS 28 /* JVMPI_Interface entries after NotifyEvent */
+
+/* The JavaVM handed to a legacy agent: a JNIInvokeInterface_ pointer first (that is all a
+ * JavaVM is in C), then the instance it belongs to. */
+struct proxy_vm {
+    const struct JNIInvokeInterface_ *functions;
+    struct instance *inst;
+};
+
+/* One loaded legacy agent. */
+struct instance {
+    int slot;
+    bool used;
+    struct shim_options opts;
+    void *dl;                                   /* dlopen handle of the agent */
+    char *resolved_path;                        /* where the agent was found */
+    bool deepbind;                              /* loaded RTLD_DEEPBIND: its exports collided */
+    void *lib_base;                             /* its load address (dladdr), to know its calls */
+    jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);
+    JVMPI_Interface iface;                      /* the table the agent sees and writes */
+    struct JNIInvokeInterface_ vm_functions;    /* proxy JavaVM function table */
+    struct proxy_vm vm;
+    bool got_interface;                         /* GetEnv(JVMPI_VERSION_*) was called */
+    /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
+     * DisableEvent(t) since. Read lock-free on every event. */
+    _Atomic uint64_t enabled;
+    /* Usage, for the migration report (report.c): calls per JVMPI function; EnableEvent
+     * and RequestEvent calls per event type and how many were refused; deliveries per
+     * event type, counted on the delivering thread's stripe so that no cache line is
+     * shared between threads on the per-event path; JVMPI calls likewise (agents call
+     * GetCallTrace, RawMonitorEnter and the like from their event handlers). */
+    struct {
+        _Alignas(64) _Atomic uint64_t n[SHIM_NUM_FUNCTIONS];
+    } calls[STRIPES];
+    _Atomic uint64_t enable_calls[SHIM_NUM_EVENTS], enable_refused[SHIM_NUM_EVENTS];
+    _Atomic uint64_t request_calls[SHIM_NUM_EVENTS], request_failed[SHIM_NUM_EVENTS];
+    struct {
+        _Alignas(64) _Atomic uint64_t n[SHIM_NUM_EVENTS];
+    } delivered[STRIPES];
+};
+
+enum shim_phase {
+    PHASE_ONLOAD = 0,   /* Agent_OnLoad done, waiting for VMInit */
+    PHASE_STARTING,     /* VMInit: JVM_OnLoad and startup replay running on init_thread */
+    PHASE_LIVE,         /* JVM_INIT_DONE posted */
+    PHASE_SHUTTING,     /* JVM_SHUT_DOWN being delivered on shutdown_thread */
+    PHASE_DEAD          /* SHUT_DOWN handled (or ProfilerExit): no more events */
+};
+
+struct shim {
+    jvmtiEnv *jvmti;
+    JavaVM *vm;                         /* the real VM */
+    jint jvmti_version;
+    int jdk_major;                      /* from GetVersionNumber */
+    jvmtiCapabilities caps;             /* what Agent_OnLoad obtained */
+
+    struct instance inst[SHIM_MAX_INSTANCES];
+    int ninst;
+
+    pthread_mutex_t life_lock;
+    pthread_cond_t life_cond;
+    _Atomic int phase;                  /* enum shim_phase */
+    pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
+    pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
+    _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
+    struct striped inflight;            /* in flight on threads without a record (events.c) */
+    bool check_dumps;                   /* checkdumps option: validate every dump built */
+    bool attached;                      /* loaded by Agent_OnAttach into a running JVM */
+};
+
+extern struct shim g_shim;
+
+/* JVMTI callbacks return at once from JVM_SHUT_DOWN on: nothing they would post can be
+ * delivered, and JVMTI calls fail in the dead phase. */
+static inline bool shim_quiet(void)
+{
+    return atomic_load_explicit(&g_shim.phase, memory_order_relaxed) >= PHASE_SHUTTING;
+}
+
+/* The shim's own Java work (the worker thread, linking a class before announcing it,
+ * retransforming, reading the heap capacity) must produce no JVMPI event: an agent that
+ * holds its one lock across a GC bracket would otherwise get an OBJECT_ALLOC or CLASS_LOAD
+ * on the bracket thread, inside the bracket. While a thread's depth is above 0, the JVMTI
+ * callbacks on that thread (allocation, class load and prepare, class file hook, monitor
+ * and method events, probes) return at once. The shim's own explicit posts on such a
+ * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected, and the agent's
+ * handler runs with the depth at 0 (event_post): what it does is the agent's. Defined in
+ * events.c. */
+extern _Thread_local int shim_own_java_depth;
+static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
+static inline void shim_own_java_begin(void) { shim_own_java_depth++; }
+static inline void shim_own_java_end(void) { shim_own_java_depth--; }
+
+/* ---- loader.c ---- */
+/* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */
+jint loader_open(struct instance *inst);
+/* Call JVM_OnLoad with the proxy JavaVM. JNI_OK or JNI_ERR (logged). Needs a live JNIEnv. */
+jint loader_call_onload(struct instance *inst);
+void loader_init_proxy_vm(struct instance *inst);
+
+/* The instance whose library contains code address pc, or NULL. */
+struct instance *loader_instance_at(const void *pc);
+void jniref_install_always(void);   /* VMInit: JNI table with GetJavaVM -> proxy JavaVM */
+
+/* ---- interface.c ---- */
+void interface_init(struct instance *inst);
+struct instance *interface_instance_of(const JVMPI_Interface *iface);
+
+/* ---- events.c ---- */
+jint events_enable(struct instance *inst, jint type, void *arg);
+jint events_disable(struct instance *inst, jint type, void *arg);
+jint events_request(struct instance *inst, jint type, void *arg);
+/* Is event type t enabled by inst / by any instance? Lock-free. */
+static inline bool event_on(const struct instance *inst, int t)
+{
+    return (atomic_load_explicit(&inst->enabled, memory_order_relaxed) >> t) & 1u;
+}
+bool events_any(int t);
+/* Zero-fill ev, set type and env. */
+void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
+/* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
+ * event was not delivered (agent did not enable it, shim shut down). */
+bool event_post(struct instance *inst, JVMPI_Event *ev);
+/* event_post for an event that happened earlier on this thread and was held back
+ * (threads.c): inside its handler GetCallTrace on this thread returns snap, the stack the
+ * event happened at (struct calltrace_snap, calltrace.h). */
+struct calltrace_snap;
+bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
+/* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
+void event_post_all(const JVMPI_Event *ev);
+/* Events deferred on this thread (methods.c: a constructor's METHOD_ENTRY2 waits until its
+ * receiver can be named). While the count is above 0, the next event posted on the thread
+ * first calls the flush function set here, which posts them in their order. */
+extern _Thread_local int events_deferred_n;
+void events_set_deferred_flush(void (*flush)(void));
+/* Deliveries between their phase check and their return, all threads (shutdown waits for
+ * them); and deliveries of event t to instance slot so far (the migration report). */
+long events_inflight(void);
+uint64_t events_delivered(int slot, int t);
+/* Startup gate: events from threads other than the init thread wait here until
+ * JVM_INIT_DONE has been posted (HotSpot held them back the same way). */
+void events_gate_wait(void);
+const char *event_name(int t);
+
+/* ---- agent.c (lifecycle) ---- */
+JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
+void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
+/* Thread-local data: the shim's _Thread_local variables must stay within the 512 bytes of
+ * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls); beyond
+ * that every access to any of them goes through _dl_tlsdesc_dynamic (measured: 6 % of all
+ * cycles of the allocs bench). tests/check-tls.sh holds the line. A larger per-thread array
+ * lives in a block made on first use, reached through one thread-local pointer:
+ * shim_thread_block(&tl_ptr, size) makes it (zeroed; NULL if out of memory) for the calling
+ * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
+ * set to NULL. */
+void *shim_thread_block(void *slot, size_t size);
+/* Each area module's start-up hooks, called by agent.c in this order. */
+void modules_init(void);                         /* register event rows (Agent_OnLoad) */
+void modules_callbacks(jvmtiEventCallbacks *cb); /* fill its JVMTI callbacks */
+jint modules_enable_always(void);                /* JVMTI events the shim always needs */
+void replay_startup(JNIEnv *jni);                /* VMInit, after JVM_OnLoad: the world so far */
+void threads_post_exiting_thread_end(JNIEnv *jni);
+/* Called at the top of every JVMPI function: after shutdown, calls from threads other
+ * than the shutdown thread park here until the process ends (HotSpot did the same);
+ * returns false on the shutdown thread after its handler returned (call is refused). */
+bool lifecycle_call_allowed(const char *fn);
+
+/* ---- threads.c ---- */
+jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
+void threads_on_start(JNIEnv *jni, jthread t);
+void threads_on_end(JNIEnv *jni, jthread t);
+bool threads_env_is_current(JNIEnv *env);
+
+#endif

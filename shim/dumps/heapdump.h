@@ -1,0 +1,11 @@
+/* heapdump.h — HEAP_DUMP and OBJECT_DUMP requests (heapdump.c) and the dump checker
+ * (dumpcheck.c). */
+#ifndef JVMPISHIM_HEAPDUMP_H
+#define JVMPISHIM_HEAPDUMP_H
+
+#include "core/shim.h"
+
+jint heapdump_request(struct instance *inst, void *arg);
+jint objectdump_request(struct instance *inst, void *arg);
+
+#endif

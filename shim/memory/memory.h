@@ -1,0 +1,48 @@
+/* memory.h — allocation, free and GC events; the GC gate (memory.c). */
+#ifndef JVMPISHIM_MEMORY_H
+#define JVMPISHIM_MEMORY_H
+
+#include "core/shim.h"
+
+/* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
+void gc_gate_enter(void);
+void gc_gate_exit(void);
+void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_exit_at(int slot);
+bool gc_gate_active(void);          /* any GC bracket possible at all? */
+void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
+void gc_disable_exit(void);
+void memory_on_free(jlong tag);     /* from ObjectFree */
+bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
+/* Before posting what comes after a collection (a dump an agent asked for,
+ * DATA_DUMP_REQUEST, JVM_SHUT_DOWN): post, on this thread, the GC bracket of every
+ * collection not bracketed yet, with every free JVMTI has for it, as HotSpot had posted
+ * them during the collection. Cheap when nothing is pending. at_exit: also wait for a
+ * bracket being posted elsewhere to end. */
+void memory_deliver_frees(JNIEnv *jni, bool at_exit);
+void memory_replay(JNIEnv *jni);
+void memory_preload(JNIEnv *jni); /* VMInit, before JVM_OnLoad: what GC_FINISH calls */
+/* The id of obj for an event about to name it; announces its class, and the object itself
+ * if OBJECT_ALLOC is on and none was posted for it (definition before use). */
+jobjectID memory_id_announced(JNIEnv *jni, jobject obj);
+/* OBJECT_ALLOC on since start-up (so an object without its flag is one JVMTI never reported). */
+bool memory_alloc_complete(void);
+/* Post OBJECT_ALLOC for n objects given as (full tag, class tag, size) triples, whose tags
+ * already carry the "allocation posted" flag (heap dumps that tagged them first). */
+void memory_announce_tags(JNIEnv *jni, const jlong *triples, size_t n);
+/* OBJECT_ALLOCs held back on a thread attaching through JNI until its THREAD_START
+ * (threads.c), so that the GC bracket never posts such an object's OBJECT_FREE first.
+ * held: before holding inst's copy (false: cannot be tracked, post it now). release_begin:
+ * before posting it; false if the object died while held (then neither its OBJECT_ALLOC
+ * nor its OBJECT_FREE reaches any agent). release_end: after posting it. */
+bool memory_alloc_held(struct instance *inst, jobjectID id);
+bool memory_alloc_release_begin(struct instance *inst, jobjectID id);
+void memory_alloc_release_end(struct instance *inst, jobjectID id);
+void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
+void memory_module_init(void);
+void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
+void memory_prime_sampling(JNIEnv *jni); /* VMInit on main, before JVM_OnLoad */
+void memory_onload_done(void);    /* every JVM_OnLoad has returned */
+void memory_module_callbacks(jvmtiEventCallbacks *cb);
+
+#endif

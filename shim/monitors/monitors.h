@@ -1,0 +1,16 @@
+/* monitors.h — the Java monitor events' one entry point outside monitors.c.
+ *
+ * MONITOR_CONTENDED_EXIT is synthesized from the contender's side (monitors.c); an owner
+ * that ends before its contender wakes posts the EXITs it owes itself, as HotSpot did.
+ */
+#ifndef JVMPISHIM_MONITORS_H
+#define JVMPISHIM_MONITORS_H
+
+#include "core/shim.h"
+
+/* On an ending thread, just before its THREAD_END: post MONITOR_CONTENDED_EXIT for every
+ * contention that saw this thread own the monitor and whose contender has not got it yet
+ * (the ending thread has released it). */
+void monitors_owner_ending(JNIEnv *jni);
+
+#endif
