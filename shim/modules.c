@@ -1,24 +1,19 @@
 /* modules.c — the table of contents of start-up: which area module hooks in where.
  *
- * agent.c calls these at fixed points (Agent_OnLoad, VMInit); each area module adds its
+ * agent.c calls these at fixed points (Agent_OnLoad); each area module adds its
  * event rows, JVMTI callbacks and always-on JVMTI events here, so agent.c stays generic.
  */
-#include "core/api.h"
 #include "classes/classes.h"
-#include "events/events.h"
-#include "dumps/heapdump.h"
-#include "memory/memory.h"
 #include "classes/natives.h"
-#include "threads/threads.h"
+#include "core/api.h"
 #include "core/worker.h"
-
-void methods_module_init(void);
-void methods_module_callbacks(jvmtiEventCallbacks *cb);
-void methods_replay(JNIEnv *jni);
-void monitors_module_init(void);
-void jniref_module_init(void);
-jint monitordump_request(struct instance *inst, void *arg);
-void monitors_module_callbacks(jvmtiEventCallbacks *cb);
+#include "dumps/heapdump.h"
+#include "events/events.h"
+#include "memory/memory.h"
+#include "methods/methods.h"
+#include "modules.h"
+#include "monitors/monitors.h"
+#include "threads/threads.h"
 
 /* Runs after the capabilities were obtained: rows can say what this JVM cannot give. */
 void modules_init(void)
@@ -52,16 +47,3 @@ jint modules_enable_always(void)
     return threads_module_enable();
 }
 
-/* Start-up replay. HotSpot's order was objects, then classes, then threads, then
- * JVM_INIT_DONE, so OBJECT_ALLOC named classes before their CLASS_LOAD; here each class is
- * announced before the first object that names it (definition before use), then the
- * remaining classes, then threads; JVM_INIT_DONE follows. */
-void replay_startup(JNIEnv *jni)
-{
-    worker_start(jni);
-    natives_bind_loaded(jni);
-    memory_replay(jni);
-    classes_replay(jni);
-    threads_replay(jni);
-    methods_replay(jni);
-}

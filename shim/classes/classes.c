@@ -31,14 +31,12 @@
  * (a leaf; guards pending_defs, and its condition is waited on for announcements and
  * definers).
  */
-#include "core/api.h"
-#include "methods/bci.h"
-#include "methods/calltrace.h"
 #include "classes/classes.h"
-#include "events/events.h"
-#include "core/ids.h"
 #include "classes/natives.h"
+#include "core/api.h"
+#include "core/ids.h"
 #include "core/worker.h"
+#include "events/events.h"
 #include "events/report.h"
 
 #include <sched.h>
@@ -46,6 +44,20 @@
 #include <string.h>
 #include <time.h>
 #include <uthash.h>
+
+/* Registered by methods/ (classes.h). */
+static jclass (*up_probe_class)(void);
+static void (*up_on_unload)(void);
+
+void classes_set_probe_class(jclass (*probe_class)(void))
+{
+    up_probe_class = probe_class;
+}
+
+void classes_set_on_unload(void (*on_unload)(void))
+{
+    up_on_unload = on_unload;
+}
 
 struct class_info {
     char *name;
@@ -740,7 +752,8 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
      * so waiting for it here would never end. */
     if (tl_for_dump && atomic_load(&g_shim.phase) >= PHASE_LIVE && defined_elsewhere(jni, r, cls))
         return;
-    jclass hook = bci_hook_class(); /* the probe class is the shim's: never announced */
+    /* The probe class is the shim's: never announced. */
+    jclass hook = up_probe_class != NULL ? up_probe_class() : NULL;
     if (hook != NULL && cls != NULL && (*jni)->IsSameObject(jni, cls, hook))
         return;
     bool any = false;
@@ -1117,7 +1130,8 @@ bool classes_on_free(jlong tag)
     pthread_mutex_unlock(&class_lock);
     if (r == NULL)
         return false;
-    calltrace_invalidate(); /* its methods' cached line tables */
+    if (up_on_unload != NULL)
+        up_on_unload(); /* its methods' cached line tables */
     if (!worker_submit(post_unload, r))
         log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
     return true;

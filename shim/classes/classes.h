@@ -4,6 +4,10 @@
 
 #include "core/shim.h"
 
+/* The JVMTI native-method prefix of natives that got a Java wrapper (methods/bci.c): the
+ * class table, the natives binder and call traces see through it. */
+#define BCI_NATIVE_PREFIX "$$jvmpi$$"
+
 /* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
  * about it first (definition before use). For events that carry a class id. */
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
@@ -34,5 +38,11 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id);
 void classes_module_init(void);
 void classes_module_callbacks(jvmtiEventCallbacks *cb);
 void classes_replay(JNIEnv *jni);
+
+/* What classes/ asks of methods/ above it, registered by methods_module_init: the shim's
+ * probe class (never announced to agents; NULL while there is none), and what to drop when
+ * a class unloads (cached line tables). */
+void classes_set_probe_class(jclass (*probe_class)(void));
+void classes_set_on_unload(void (*on_unload)(void));
 
 #endif

@@ -21,10 +21,10 @@
  * A class loader's own library cannot then override the agent's export for that method
  * (HotSpot asked the loader first); an agent exports those names for its own class only.
  */
-#include "core/api.h"
-#include "methods/bci.h"
-#include "events/events.h"
+#include "classes/classes.h"
 #include "classes/natives.h"
+#include "core/api.h"
+#include "events/events.h"
 
 #include <dlfcn.h>
 #include <elf.h>

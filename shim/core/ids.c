@@ -16,7 +16,6 @@
  */
 #include "core/ids.h"
 
-#include "events/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -345,17 +344,6 @@ int ids_bad_kind(const char *why)
            : why == IDS_WHY_DEAD ? IDS_BAD_DEAD : IDS_BAD_OTHER;
 }
 
-int ids_report_kind(int kind)
-{
-    switch (kind) {
-    case IDS_BAD_NULL:
-    case IDS_BAD_GARBAGE: return REP_ID_GARBAGE;
-    case IDS_BAD_DEAD: return REP_ID_STALE;
-    case IDS_BAD_KIND: return REP_ID_WRONG_KIND;
-    default: return -1; /* the shim's own failure (no index), not the agent's id */
-    }
-}
-
 int ids_bad_level(struct instance *inst, int kind)
 {
     if (kind < 0 || kind >= IDS_BAD_KINDS)
@@ -364,7 +352,7 @@ int ids_bad_level(struct instance *inst, int kind)
     if (c != 0)
         return LOG_INFO;
     if (log_level_now >= LOG_WARN)
-        report_misuse_policy("agent %d: the next line is the first call with %s; the others are "
+        log_misuse(LOG_WARN, "agent %d: the next line is the first call with %s; the others are "
                              "logged at level info only, and their count at shutdown",
                              inst->slot, bad_names[kind]);
     return LOG_WARN;
@@ -376,7 +364,7 @@ void ids_bad_summary(void)
         for (int k = 0; k < IDS_BAD_KINDS; k++) {
             uint64_t c = atomic_load(&bad_count[s][k]);
             if (c > 1)
-                report_misuse_policy("agent %d: %llu calls in all with %s were refused", s,
+                log_misuse(LOG_WARN, "agent %d: %llu calls in all with %s were refused", s,
                          (unsigned long long)c, bad_names[k]);
         }
 }

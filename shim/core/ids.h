@@ -85,16 +85,6 @@ enum { IDS_BAD_NULL, IDS_BAD_GARBAGE, IDS_BAD_DEAD, IDS_BAD_KIND, IDS_BAD_OTHER,
 struct instance;
 int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
 int ids_bad_level(struct instance *inst, int kind);
-int ids_report_kind(int kind); /* the migration report's kind of a bad id, or -1 */
-/* One refused id: counted in the migration report by kind (the first example kept) and
- * logged, as a warning the first time per kind and agent, then at info level. */
-#define ids_bad(inst, kind, ...)                                                          \
-    do {                                                                                  \
-        int ids_k_ = (kind);                                                              \
-        if (ids_report_kind(ids_k_) >= 0)                                                 \
-            report_note((enum report_kind)ids_report_kind(ids_k_), __VA_ARGS__);          \
-        report_misuse((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);                \
-    } while (0)
 void ids_bad_summary(void);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);

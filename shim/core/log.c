@@ -47,23 +47,36 @@ static const char *level_name(int level)
     }
 }
 
-void log_msg(int level, const char *fmt, ...)
+static void vlog(int level, bool hook_ok, const char *fmt, va_list ap)
 {
     if (level > log_level_now)
         return;
     char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
     pthread_mutex_lock(&log_lock);
     FILE *out = log_out ? log_out : stderr;
     fprintf(out, "jvmpishim: %s: %s\n", level_name(level), line);
     fflush(out);
     pthread_mutex_unlock(&log_lock);
     void (*hook)(const char *) = __atomic_load_n(&warn_hook, __ATOMIC_ACQUIRE);
-    if (level == LOG_WARN && hook != NULL)
+    if (level == LOG_WARN && hook_ok && hook != NULL)
         hook(line);
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, true, fmt, ap);
+    va_end(ap);
+}
+
+void log_misuse(int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, false, fmt, ap);
+    va_end(ap);
 }
 
 void log_set_warn_hook(void (*hook)(const char *line))

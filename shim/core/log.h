@@ -13,6 +13,9 @@ bool log_configure(int level, const char *path);
 extern int log_level_now;
 
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line about the agent's misuse of JVMPI, not about the shim: printed as log_msg does,
+ * but not passed to the warning hook (the migration report counts misuse apart). */
+void log_misuse(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Called with each warning line log_msg prints (the migration report counts them). */
 void log_set_warn_hook(void (*hook)(const char *line));
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)

@@ -7,8 +7,8 @@
  * options come before it, comma-separated. Anything unknown or malformed is an error that
  * quotes the offending item: the VM then refuses to start rather than run unprofiled.
  */
-#include "core/options.h"
 #include "core/log.h"
+#include "core/options.h"
 
 #include <stdio.h>
 #include <stdlib.h>

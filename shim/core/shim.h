@@ -12,8 +12,8 @@
  * Locks. No shim mutex is ever held while calling the agent's NotifyEvent, and none is
  * held across a JVMTI or JNI call that can wait for another Java thread; the exceptions
  * are listed with their reason. A thread holding one lock takes only locks listed below it:
- *   1. g_shim.life_lock      lifecycle: start gate, shutdown (events.c, agent.c)
- *   2. gate_lock             the GC gate's condition (memory.c)
+ *   1. g_shim.life_lock      lifecycle: start gate, shutdown (events/events.c, face/lifecycle.c)
+ *   2. gate_lock             the GC gate's condition (events/gate.c)
  *   3. reg_lock              thread registry (threads.c); a record's wait_lock (leaf) is
  *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
  *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
@@ -144,64 +144,13 @@ static inline bool shim_quiet(void)
  * and method events, probes) return at once. The shim's own explicit posts on such a
  * thread (the GC bracket, CLASS_UNLOAD on the worker) are not affected, and the agent's
  * handler runs with the depth at 0 (event_post): what it does is the agent's. Defined in
- * events.c. */
+ * core/state.c. */
 extern _Thread_local int shim_own_java_depth;
 static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
 static inline void shim_own_java_begin(void) { shim_own_java_depth++; }
 static inline void shim_own_java_end(void) { shim_own_java_depth--; }
 
-/* ---- loader.c ---- */
-/* Resolve and dlopen the agent of inst->opts; no agent code runs. JNI_OK or JNI_ERR (logged). */
-jint loader_open(struct instance *inst);
-/* Call JVM_OnLoad with the proxy JavaVM. JNI_OK or JNI_ERR (logged). Needs a live JNIEnv. */
-jint loader_call_onload(struct instance *inst);
-void loader_init_proxy_vm(struct instance *inst);
-
-/* The instance whose library contains code address pc, or NULL. */
-struct instance *loader_instance_at(const void *pc);
-void jniref_install_always(void);   /* VMInit: JNI table with GetJavaVM -> proxy JavaVM */
-
-/* ---- interface.c ---- */
-void interface_init(struct instance *inst);
-struct instance *interface_instance_of(const JVMPI_Interface *iface);
-
-/* ---- events.c ---- */
-jint events_enable(struct instance *inst, jint type, void *arg);
-jint events_disable(struct instance *inst, jint type, void *arg);
-jint events_request(struct instance *inst, jint type, void *arg);
-/* Is event type t enabled by inst / by any instance? Lock-free. */
-static inline bool event_on(const struct instance *inst, int t)
-{
-    return (atomic_load_explicit(&inst->enabled, memory_order_relaxed) >> t) & 1u;
-}
-bool events_any(int t);
-/* Zero-fill ev, set type and env. */
-void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
-/* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
- * event was not delivered (agent did not enable it, shim shut down). */
-bool event_post(struct instance *inst, JVMPI_Event *ev);
-/* event_post for an event that happened earlier on this thread and was held back
- * (threads.c): inside its handler GetCallTrace on this thread returns snap, the stack the
- * event happened at (struct calltrace_snap, calltrace.h). */
-struct calltrace_snap;
-bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
-/* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
-void event_post_all(const JVMPI_Event *ev);
-/* Events deferred on this thread (methods.c: a constructor's METHOD_ENTRY2 waits until its
- * receiver can be named). While the count is above 0, the next event posted on the thread
- * first calls the flush function set here, which posts them in their order. */
-extern _Thread_local int events_deferred_n;
-void events_set_deferred_flush(void (*flush)(void));
-/* Deliveries between their phase check and their return, all threads (shutdown waits for
- * them); and deliveries of event t to instance slot so far (the migration report). */
-long events_inflight(void);
-uint64_t events_delivered(int slot, int t);
-/* Startup gate: events from threads other than the init thread wait here until
- * JVM_INIT_DONE has been posted (HotSpot held them back the same way). */
-void events_gate_wait(void);
-const char *event_name(int t);
-
-/* ---- agent.c (lifecycle) ---- */
+/* ---- core/state.c ---- */
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
 /* Thread-local data: the shim's _Thread_local variables must stay within the 512 bytes of
@@ -213,21 +162,7 @@ void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL 
  * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
  * set to NULL. */
 void *shim_thread_block(void *slot, size_t size);
-/* Each area module's start-up hooks, called by agent.c in this order. */
-void modules_init(void);                         /* register event rows (Agent_OnLoad) */
-void modules_callbacks(jvmtiEventCallbacks *cb); /* fill its JVMTI callbacks */
-jint modules_enable_always(void);                /* JVMTI events the shim always needs */
-void replay_startup(JNIEnv *jni);                /* VMInit, after JVM_OnLoad: the world so far */
-void threads_post_exiting_thread_end(JNIEnv *jni);
-/* Called at the top of every JVMPI function: after shutdown, calls from threads other
- * than the shutdown thread park here until the process ends (HotSpot did the same);
- * returns false on the shutdown thread after its handler returned (call is refused). */
-bool lifecycle_call_allowed(const char *fn);
-
-/* ---- threads.c ---- */
-jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
-void threads_on_start(JNIEnv *jni, jthread t);
-void threads_on_end(JNIEnv *jni, jthread t);
-bool threads_env_is_current(JNIEnv *env);
+/* The instance whose library contains code address pc, or NULL. */
+struct instance *shim_instance_at(const void *pc);
 
 #endif

@@ -6,7 +6,6 @@
  * JVMTI agent thread ("JVMPI shim worker"), a daemon Java thread that has a JNIEnv, in
  * submission order. The queue lock is a leaf and is never held while running a task.
  */
-#include "threads/threads.h"
 #include "core/worker.h"
 
 #include <stdlib.h>
@@ -94,10 +93,47 @@ static void JNICALL worker_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     }
 }
 
+static jobject system_group(JNIEnv *jni)
+{
+    jint n = 0;
+    jthreadGroup *groups = NULL;
+    jobject g = NULL;
+    if (jvmti_ok((*g_shim.jvmti)->GetTopThreadGroups(g_shim.jvmti, &n, &groups),
+                 "CreateSystemThread: GetTopThreadGroups") && n > 0) {
+        g = groups[0]; /* the "system" group is the only top-level group */
+        for (jint i = 1; i < n; i++)
+            (*jni)->DeleteLocalRef(jni, groups[i]);
+    }
+    if (groups != NULL)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)groups);
+    return g;
+}
+
+jthread shim_new_system_thread(JNIEnv *jni, const char *name)
+{
+    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID ctor = tc ? (*jni)->GetMethodID(jni, tc, "<init>",
+                                              "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
+                        : NULL;
+    jobject group = ctor ? system_group(jni) : NULL;
+    jstring jname = (*jni)->NewStringUTF(jni, name);
+    jthread t = (ctor && group && jname) ? (*jni)->NewObject(jni, tc, ctor, group, jname) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionDescribe(jni);
+        (*jni)->ExceptionClear(jni);
+        t = NULL;
+    }
+    if (group)
+        (*jni)->DeleteLocalRef(jni, group);
+    if (jname)
+        (*jni)->DeleteLocalRef(jni, jname);
+    return t;
+}
+
 void worker_start(JNIEnv *jni)
 {
     /* In the "system" group, like the threads CreateSystemThread makes for agents. */
-    jthread t = threads_new_system_thread(jni, "JVMPI shim worker");
+    jthread t = shim_new_system_thread(jni, "JVMPI shim worker");
     if (t == NULL) {
         (*jni)->ExceptionClear(jni);
         log_error("cannot create the shim's worker thread: CLASS_UNLOAD, OBJECT_FREE and "

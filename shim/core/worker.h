@@ -18,4 +18,7 @@ JNIEnv *worker_env(void);
 /* Is t the worker's java.lang.Thread? (Its ThreadStart comes before worker_env is known.) */
 bool worker_is_thread(JNIEnv *jni, jobject t);
 
+/* A new, unstarted java.lang.Thread in the "system" group (a local ref), or NULL. */
+jthread shim_new_system_thread(JNIEnv *jni, const char *name);
+
 #endif

@@ -34,19 +34,19 @@
  * referees, so their fields are read with JNI before the walk (prim_mirrors) and their
  * records written after it (prim_records).
  */
-#include "core/api.h"
-#include "methods/calltrace.h"
 #include "classes/classes.h"
+#include "core/api.h"
 #include "core/dumpbuf.h"
 #include "core/dumpcheck.h"
-#include "events/events.h"
-#include "dumps/heapdump.h"
 #include "core/ids.h"
-#include "memory/memory.h"
-#include "threads/threads.h"
-#include "events/report.h"
-#include "methods/bci.h"
 #include "core/worker.h"
+#include "dumps/heapdump.h"
+#include "events/events.h"
+#include "events/report.h"
+#include "memory/memory.h"
+#include "methods/bci.h"
+#include "methods/calltrace.h"
+#include "threads/threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>

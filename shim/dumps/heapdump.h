@@ -8,4 +8,7 @@
 jint heapdump_request(struct instance *inst, void *arg);
 jint objectdump_request(struct instance *inst, void *arg);
 
+/* RequestEvent(MONITOR_DUMP) (monitordump.c). */
+jint monitordump_request(struct instance *inst, void *arg);
+
 #endif

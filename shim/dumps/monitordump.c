@@ -21,17 +21,17 @@
  * Unlike HotSpot (which left them unset), num_traces/traces and threads_status describe
  * every live thread, in the same order.
  */
-#include "core/api.h"
-#include "methods/calltrace.h"
 #include "classes/classes.h"
+#include "core/api.h"
 #include "core/dumpbuf.h"
 #include "core/dumpcheck.h"
-#include "events/events.h"
 #include "core/ids.h"
+#include "events/events.h"
+#include "events/report.h"
 #include "memory/memory.h"
+#include "methods/calltrace.h"
 #include "monitors/rawmon.h"
 #include "threads/threads.h"
-#include "events/report.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,11 +21,8 @@
  * Without membarrier the counts are atomic adds on the same per-thread records.
  */
 #include "core/api.h"
-#include "methods/calltrace.h"
-#include "events/events.h"
-#include "memory/memory.h"
-#include "threads/threads.h"
 #include "core/worker.h"
+#include "events/events.h"
 #include "events/report.h"
 
 #include <linux/membarrier.h>
@@ -49,7 +46,6 @@ struct flight {
 };
 static _Atomic(struct flight *) flights;
 static _Thread_local struct flight *tl_flight;
-_Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
 static pthread_key_t flight_key;
 static pthread_once_t flight_once = PTHREAD_ONCE_INIT;
 static bool asym; /* membarrier registered: in-flight counts are plain stores */
@@ -451,6 +447,15 @@ void events_gate_wait(void)
 
 static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
 
+_Thread_local const struct calltrace_snap *calltrace_snap_now;
+
+static struct events_thread_upcalls thread_up;
+
+void events_set_thread_upcalls(const struct events_thread_upcalls *u)
+{
+    thread_up = *u;
+}
+
 bool event_post(struct instance *inst, JVMPI_Event *ev)
 {
     return post(inst, ev, NULL);
@@ -507,12 +512,13 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
      * thread's Thread object is still being built (JNI attach), its event waits for the
      * THREAD_START that can name it (threads.c). */
     if (t != JVMPI_EVENT_THREAD_START && t != JVMPI_EVENT_THREAD_END && ev->env_id != NULL &&
-        event_on(inst, JVMPI_EVENT_THREAD_START) && !threads_announce_self(ev->env_id)) {
-        if (!requested && threads_hold_event(inst, ev, snap)) {
+        event_on(inst, JVMPI_EVENT_THREAD_START) && thread_up.announce_self != NULL &&
+        !thread_up.announce_self(ev->env_id)) {
+        if (!requested && thread_up.hold_event(inst, ev, snap)) {
             flight_leave(fl);
             return true;
         }
-        threads_announce_self_now(ev->env_id);
+        thread_up.announce_self_now(ev->env_id);
     }
     /* JVMPI delivers events "with GC disabled": no synthesized GC bracket overlaps a
      * handler. Requested events are calls the agent makes, possibly holding its own

@@ -4,6 +4,67 @@
 
 #include "core/shim.h"
 
+jint events_enable(struct instance *inst, jint type, void *arg);
+jint events_disable(struct instance *inst, jint type, void *arg);
+jint events_request(struct instance *inst, jint type, void *arg);
+/* Is event type t enabled by inst / by any instance? Lock-free. */
+static inline bool event_on(const struct instance *inst, int t)
+{
+    return (atomic_load_explicit(&inst->enabled, memory_order_relaxed) >> t) & 1u;
+}
+bool events_any(int t);
+/* Zero-fill ev, set type and env. */
+void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
+/* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
+ * event was not delivered (agent did not enable it, shim shut down). */
+bool event_post(struct instance *inst, JVMPI_Event *ev);
+/* The current thread's trace, kept with an event that is delivered later than it happened
+ * (an event held back while the thread's Thread object is built, threads.c): inside that
+ * event's handler, GetCallTrace on the thread returns these frames, the stack as it was
+ * when the event happened, not the stack the thread has moved on to. Taken without
+ * announcing classes (the thread may not be announced yet); GetCallTrace announces them
+ * when it hands the frames out. */
+struct calltrace_snap {
+    jint n;
+    JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
+    /* Or, with n == 0: the live stack from the shallowest frame of this method down (a
+     * constructor's METHOD_ENTRY2 delivered once the constructors it called have started,
+     * methods.c): what the stack was when that method was entered. */
+    jmethodID from_method;
+};
+/* The snapshot GetCallTrace on this thread answers with, or NULL: set by event_post only
+ * around the handler of a held event (a nested event's handler sees NULL). */
+extern _Thread_local const struct calltrace_snap *calltrace_snap_now;
+/* event_post for an event that happened earlier on this thread and was held back
+ * (threads/threads.c): inside its handler GetCallTrace on this thread returns snap, the
+ * stack the event happened at. */
+bool event_post_held(struct instance *inst, JVMPI_Event *ev, const struct calltrace_snap *snap);
+/* Post to every instance that enabled ev->event_type (each gets a fresh copy). */
+void event_post_all(const JVMPI_Event *ev);
+/* Events deferred on this thread (methods.c: a constructor's METHOD_ENTRY2 waits until its
+ * receiver can be named). While the count is above 0, the next event posted on the thread
+ * first calls the flush function set here, which posts them in their order. */
+extern _Thread_local int events_deferred_n;
+void events_set_deferred_flush(void (*flush)(void));
+/* Deliveries between their phase check and their return, all threads (shutdown waits for
+ * them); and deliveries of event t to instance slot so far (the migration report). */
+long events_inflight(void);
+uint64_t events_delivered(int slot, int t);
+/* Startup gate: events from threads other than the init thread wait here until
+ * JVM_INIT_DONE has been posted (HotSpot held them back the same way). */
+void events_gate_wait(void);
+const char *event_name(int t);
+
+/* Definition before use of the thread an event names (threads/threads.c registers these in
+ * its module init; the switchboard sits below threads/, so it asks through them). */
+struct events_thread_upcalls {
+    bool (*announce_self)(JNIEnv *jni);
+    bool (*hold_event)(struct instance *inst, const JVMPI_Event *ev,
+                       const struct calltrace_snap *snap);
+    void (*announce_self_now)(JNIEnv *jni);
+};
+void events_set_thread_upcalls(const struct events_thread_upcalls *u);
+
 #define EVENT_MAX_JVMTI 4
 
 enum event_kind {
@@ -32,5 +93,31 @@ void events_need_always(jvmtiEvent e);
 /* Keep JVMTI event e on (hold) whatever the agents want, or let it follow them again. */
 void events_hold_jvmti(jvmtiEvent e, bool hold);
 const struct event_row *events_row(int t);
+
+/* ---- the GC gate (gate.c) ---- */
+#define GC_GATE_WAIT_MS 200
+/* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
+void gc_gate_enter(void);
+void gc_gate_exit(void);
+void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_exit_at(int slot);
+bool gc_gate_active(void);          /* any GC bracket possible at all? */
+void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
+void gc_disable_exit(void);
+bool gc_disabled(void);             /* some DisableGC region is open */
+bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
+void gc_bracket_set_open(bool open);
+/* For the thread posting a bracket (memory.c): close the gate, waiting (GC_GATE_WAIT_MS)
+ * until no region is open but the caller's own (own: gc_gate_in_region()); yield: give up
+ * at once for a thread waiting to post inline. Then open it again. */
+bool gc_gate_close(long own, bool yield);
+void gc_gate_open(void);
+int gc_gate_in_region(void);        /* 1 if this thread is inside a region */
+bool gc_gate_posting(void);         /* this thread is posting a bracket */
+void gc_gate_set_posting(bool posting);
+/* A thread about to post a bracket inline (memory_deliver_frees): the worker steps back. */
+bool gc_gate_inline_waiting(void);
+void gc_gate_inline_begin(void);
+void gc_gate_inline_end(void);
 
 #endif

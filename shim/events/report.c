@@ -46,8 +46,8 @@
  * once.
  */
 #include "core/api.h"
-#include "events/events.h"
 #include "core/fidelity.h"
+#include "events/events.h"
 #include "events/report.h"
 
 #include <dlfcn.h>
@@ -80,7 +80,6 @@ static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int written;
 static time_t started;
 static uint64_t started_mono;
-static _Thread_local int tl_in_misuse;
 
 _Thread_local struct report_tl report_tl = {
     .slot = -1, .event = -1, .fn = -1};
@@ -150,23 +149,11 @@ uint64_t report_count(enum report_kind kind)
     return (unsigned)kind < REP_KIND_COUNT ? atomic_load(&kinds[kind].count) : 0;
 }
 
-/* log.c calls this for every warning it prints; the agent's misuse is counted apart. */
+/* log.c calls this for every warning it prints; the agent's misuse (log_misuse) is counted
+ * apart. */
 static void on_shim_warning(const char *line)
 {
-    if (!tl_in_misuse)
-        report_note(REP_SHIM_WARNING, "%s", line);
-}
-
-void report_misuse_policy(const char *fmt, ...)
-{
-    char msg[320];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    tl_in_misuse = 1; /* about the agent's misuse: not the shim's own warning */
-    log_msg(LOG_WARN, "%s", msg);
-    tl_in_misuse = 0;
+    report_note(REP_SHIM_WARNING, "%s", line);
 }
 
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
@@ -176,11 +163,8 @@ void report_misuse(struct instance *inst, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (log_level_now >= level) {
-        tl_in_misuse = 1;
-        log_msg(level, "agent %d: %s", inst->slot, msg);
-        tl_in_misuse = 0;
-    }
+    if (log_level_now >= level)
+        log_misuse(level, "agent %d: %s", inst->slot, msg);
     if (inst->opts.report_file == NULL)
         return;
     pthread_mutex_lock(&notes_lock);
@@ -1197,4 +1181,16 @@ void report_natives_enable(void)
         jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
                                                              JVMTI_EVENT_NATIVE_METHOD_BIND, NULL),
                     LOG_WARN, "enabling NativeMethodBind for the migration report");
+}
+
+/* The migration report's kind of a bad id (core/ids.h), or -1. */
+int report_kind_of_bad_id(int kind)
+{
+    switch (kind) {
+    case IDS_BAD_NULL:
+    case IDS_BAD_GARBAGE: return REP_ID_GARBAGE;
+    case IDS_BAD_DEAD: return REP_ID_STALE;
+    case IDS_BAD_KIND: return REP_ID_WRONG_KIND;
+    default: return -1; /* the shim's own failure (no index), not the agent's id */
+    }
 }

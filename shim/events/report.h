@@ -9,9 +9,6 @@
 
 /* The agent misused a function (bad id, wrong thread, ...): log "agent N: <message>" at
  * `level` and remember it for the report (per call site: a count and the first message). */
-/* A warning about how the agent's misuse is logged (e.g. "the others at level info"): printed
- * like the misuse itself, and like it not counted among the shim's own warnings. */
-void report_misuse_policy(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -157,5 +154,17 @@ static inline struct report_saved report_event_begin(int slot, int ev) { return 
 static inline void report_event_end(struct report_saved s, int slot, int ev) { report_end_at(s, false, slot, ev); }
 static inline struct report_saved report_fn_begin(int slot, int fn) { return report_begin_at(true, slot, fn); }
 static inline void report_fn_end(struct report_saved s, int slot, int fn) { report_end_at(s, true, slot, fn); }
+
+#include "core/ids.h"
+int report_kind_of_bad_id(int kind); /* the report's kind of a bad id (IDS_BAD_*), or -1 */
+/* One refused id: counted in the migration report by kind (the first example kept) and
+ * logged, as a warning the first time per kind and agent, then at info level. */
+#define ids_bad(inst, kind, ...)                                                          \
+    do {                                                                                  \
+        int ids_k_ = (kind);                                                              \
+        if (report_kind_of_bad_id(ids_k_) >= 0)                                                 \
+            report_note((enum report_kind)report_kind_of_bad_id(ids_k_), __VA_ARGS__);          \
+        report_misuse((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);                \
+    } while (0)
 
 #endif

@@ -8,16 +8,9 @@
  */
 #include "core/api.h"
 #include "events/report.h"
+#include "face/face.h"
 
 #include <string.h>
-
-const char *const jvmpi_fn_names[FN_COUNT] = {
-#define NAME_X(ret, name, params, args) #name,
-#define NAME_V(name, params, args) #name,
-    JVMPI_FUNCTIONS(NAME_X, NAME_V)
-#undef NAME_X
-#undef NAME_V
-};
 
 /* Per-call bookkeeping shared by every trampoline: returns false when the call must not
  * run (after shutdown, on the thread that shut down; other threads park inside). */

@@ -11,7 +11,7 @@
  * and every other request and every other JavaVM function goes to the real VM. The real
  * VM must never see GetEnv(JVMPI_*): it would print "JVMPI ... no longer supported".
  */
-#include "core/shim.h"
+#include "face/face.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -349,17 +349,6 @@ jint loader_open(struct instance *inst)
         inst->lib_base = di.dli_fbase;
     log_info("agent %d: loaded %s", inst->slot, inst->resolved_path);
     return JNI_OK;
-}
-
-struct instance *loader_instance_at(const void *pc)
-{
-    Dl_info di;
-    if (pc == NULL || dladdr(pc, &di) == 0)
-        return NULL;
-    for (int i = 0; i < g_shim.ninst; i++)
-        if (g_shim.inst[i].lib_base != NULL && g_shim.inst[i].lib_base == di.dli_fbase)
-            return &g_shim.inst[i];
-    return NULL;
 }
 
 jint loader_call_onload(struct instance *inst)

@@ -15,10 +15,10 @@
  * few at start-up, and HotSpot 1.4.2 excluded VM-internal references too). JDK native
  * libraries call through the table and are reported.
  */
-#include "core/api.h"
 #include "classes/classes.h"
-#include "events/events.h"
+#include "core/api.h"
 #include "core/ids.h"
+#include "events/events.h"
 #include "memory/memory.h"
 
 #include <dlfcn.h>
@@ -114,7 +114,7 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *base)
 static jint JNICALL w_GetJavaVM(JNIEnv *env, JavaVM **vm)
 {
     jint rc = orig->GetJavaVM(env, vm);
-    struct instance *inst = loader_instance_at(__builtin_return_address(0));
+    struct instance *inst = shim_instance_at(__builtin_return_address(0));
     if (rc == JNI_OK && vm != NULL && inst != NULL)
         *vm = (JavaVM *)&inst->vm;
     return rc;

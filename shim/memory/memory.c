@@ -47,13 +47,13 @@
  * arena, id 1 "Java heap", is announced with ARENA_NEW before any event names it; it never
  * goes away, so ARENA_DELETE is never posted.
  */
-#include "core/api.h"
 #include "classes/classes.h"
-#include "events/events.h"
+#include "core/api.h"
 #include "core/ids.h"
-#include "memory/memory.h"
 #include "core/worker.h"
+#include "events/events.h"
 #include "events/report.h"
+#include "memory/memory.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -64,7 +64,6 @@
 
 #define ARENA_ID 1
 #define ARENA_NAME "Java heap"
-#define GATE_WAIT_MS 200
 
 /* Tracked heap: objects whose OBJECT_ALLOC was posted and that have not been freed.
  * Counted per stripe slot (an allocating thread uses the slot of its JNIEnv) so that
@@ -92,12 +91,6 @@ static void live_sum(jlong *objects, jlong *bytes)
 }
 static _Atomic uint32_t arena_announced;    /* bit per instance */
 static _Atomic bool in_hidden_gc;           /* the collection the shim runs itself */
-static _Atomic bool bracket_open;           /* between GC_START and GC_FINISH */
-
-bool gc_bracket_open(void)
-{
-    return atomic_load(&bracket_open);
-}
 /* The start-up sweep against allocation callbacks: see may_be_swept(). */
 static _Atomic unsigned sweep_gen;          /* odd while a sweep runs; +2 per sweep */
 #define SWEEP_RECHECKS 64
@@ -127,125 +120,6 @@ static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static jlong *free_ids;
 static size_t free_n, free_cap, free_cap_peak;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* ---- the GC gate ---- */
-
-static struct striped gate_regions;
-static _Atomic int gc_disable_depth;        /* DisableGC regions of all agents */
-static _Atomic bool gate_closing;
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-
-static _Thread_local int tl_region_depth;
-static _Thread_local bool tl_posting_bracket; /* this thread is posting a GC bracket */
-
-void gc_gate_enter_at(int slot)
-{
-    /* Nested regions (an event inside a handler, DisableGC around events) just count. */
-    if (tl_region_depth++ > 0)
-        return;
-    for (int round = 0;; round++) {
-        striped_add_at(&gate_regions, slot, 1);
-        if (!atomic_load(&gate_closing) || worker_is_self() || tl_posting_bracket || round > 0)
-            return;
-        /* A bracket is being set up: step back and wait for it, but not forever: this
-         * thread may hold an agent lock the bracket's handlers need. */
-        striped_add_at(&gate_regions, slot, -1);
-        pthread_mutex_lock(&gate_lock);
-        pthread_cond_broadcast(&gate_cond);
-        pthread_mutex_unlock(&gate_lock);
-        struct timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += 1;
-        pthread_mutex_lock(&gate_lock);
-        while (atomic_load(&gate_closing))
-            if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0)
-                break;
-        pthread_mutex_unlock(&gate_lock);
-    }
-}
-
-void gc_gate_exit_at(int slot)
-{
-    if (--tl_region_depth > 0)
-        return;
-    striped_add_at(&gate_regions, slot, -1);
-    if (atomic_load(&gate_closing)) {
-        pthread_mutex_lock(&gate_lock);
-        pthread_cond_broadcast(&gate_cond);
-        pthread_mutex_unlock(&gate_lock);
-    }
-}
-
-void gc_gate_enter(void)
-{
-    gc_gate_enter_at(stripe_index());
-}
-
-void gc_gate_exit(void)
-{
-    gc_gate_exit_at(stripe_index());
-}
-
-void gc_disable_enter(void)
-{
-    atomic_fetch_add(&gc_disable_depth, 1);
-    gc_gate_enter();
-}
-
-void gc_disable_exit(void)
-{
-    gc_gate_exit();
-    atomic_fetch_sub(&gc_disable_depth, 1);
-}
-
-bool gc_gate_active(void)
-{
-    return events_any(JVMPI_EVENT_GC_START) || events_any(JVMPI_EVENT_OBJECT_FREE);
-}
-
-static _Atomic int inline_waiters; /* threads waiting to post a bracket inline */
-
-/* Close the gate: wait (bounded) until no region is open but the caller's own (own: 1 if
- * the caller is inside one). yield: give up at once for a thread waiting to post inline. */
-static bool gate_close(long own, bool yield)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_nsec += GATE_WAIT_MS * 1000000L;
-    deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-    deadline.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&gate_lock);
-    atomic_store(&gate_closing, true);
-    bool ok = true;
-    while (striped_sum(&gate_regions) > own) {
-        /* The worker steps back for a thread that wants to post a bracket inline: that
-         * thread may sit in a region (a handler asking for a dump) that would never drain. */
-        if (yield && atomic_load(&inline_waiters) > 0) {
-            ok = false;
-            break;
-        }
-        if (pthread_cond_timedwait(&gate_cond, &gate_lock, &deadline) != 0 &&
-            striped_sum(&gate_regions) > own) {
-            ok = false;
-            break;
-        }
-    }
-    if (!ok) {
-        atomic_store(&gate_closing, false);
-        pthread_cond_broadcast(&gate_cond);
-    }
-    pthread_mutex_unlock(&gate_lock);
-    return ok;
-}
-
-static void gate_open(void)
-{
-    pthread_mutex_lock(&gate_lock);
-    atomic_store(&gate_closing, false);
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
-}
 
 /* ---- arenas ---- */
 
@@ -1035,23 +909,23 @@ static bool may_post_bracket(void)
  * before GC_START if a thread waits to post inline, and returns false. */
 static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
 {
-    tl_posting_bracket = true;
-    for (int tries = 0; !gate_close(tl_region_depth > 0 ? 1 : 0, yield); tries++) {
-        if (yield && atomic_load(&inline_waiters) > 0) {
-            tl_posting_bracket = false;
+    gc_gate_set_posting(true);
+    for (int tries = 0; !gc_gate_close(gc_gate_in_region(), yield); tries++) {
+        if (yield && gc_gate_inline_waiting()) {
+            gc_gate_set_posting(false);
             return false;
         }
         if (tries == 10) {
             log_warn("GC bracket: event handlers or DisableGC regions did not drain for %d ms; "
-                     "posting GC_START/GC_FINISH while they run", 10 * GATE_WAIT_MS);
+                     "posting GC_START/GC_FINISH while they run", 10 * GC_GATE_WAIT_MS);
             break;
         }
         struct timespec ts = {0, 20 * 1000000L};
         nanosleep(&ts, NULL);
     }
     if (!may_post_bracket()) {
-        gate_open();
-        tl_posting_bracket = false;
+        gc_gate_open();
+        gc_gate_set_posting(false);
         return true;
     }
     jlong *ids;
@@ -1073,7 +947,7 @@ static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
     free(later);
 
     JVMPI_Event ev;
-    atomic_store(&bracket_open, true);
+    gc_bracket_set_open(true);
     event_init(&ev, JVMPI_EVENT_GC_START, env_id);
     event_post_all(&ev);
     for (size_t i = 0; i < n; i++) {
@@ -1086,9 +960,9 @@ static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
     live_sum(&ev.u.gc_info.used_objects, &ev.u.gc_info.used_object_space);
     ev.u.gc_info.total_object_space = heap_capacity(jni);
     event_post_all(&ev);
-    atomic_store(&bracket_open, false);
-    gate_open();
-    tl_posting_bracket = false;
+    gc_bracket_set_open(false);
+    gc_gate_open();
+    gc_gate_set_posting(false);
     return true;
 }
 
@@ -1098,7 +972,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     (void)arg;
     /* DisableGC holds the bracket back for as long as it lasts (HotSpot deferred the GC);
      * unlike event handlers, such a region does not wait for anything the bracket does. */
-    while (atomic_load(&gc_disable_depth) > 0 && !shim_quiet()) {
+    while (gc_disabled() && !shim_quiet()) {
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -1115,7 +989,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     for (int round = 0; round < 100 && !shim_quiet(); round++) {
         /* A thread posting inline goes first: wait until it has (it may take this
          * collection's bracket with it). */
-        while (atomic_load(&inline_waiters) > 0 && !shim_quiet()) {
+        while (gc_gate_inline_waiting() && !shim_quiet()) {
             struct timespec ts = {0, 5 * 1000000L};
             nanosleep(&ts, NULL);
         }
@@ -1130,24 +1004,21 @@ static void gc_bracket(JNIEnv *jni, void *arg)
 
 void memory_deliver_frees(JNIEnv *jni, bool at_exit)
 {
-    if (jni == NULL || !gc_gate_active() || tl_posting_bracket)
+    if (jni == NULL || !gc_gate_active() || gc_gate_posting())
         return; /* asked inside GC_START..GC_FINISH: this bracket comes first anyway */
     bool owed = atomic_load(&gc_owed) > 0;
     if (!owed && frees_queued() == 0 && !at_exit)
         return; /* the common case: one load and an uncontended lock */
     /* DisableGC holds frees back (as HotSpot's GC lock held the collection back). */
-    bool disabled = atomic_load(&gc_disable_depth) > 0;
+    bool disabled = gc_disabled();
     if (owed && !disabled)
         collect_frees(true);
     /* A worker still closing the gate for its bracket steps back (this thread may be in a
      * handler, whose region would keep that gate from closing); one already posting is
      * waited for, at most 2 s (its handlers may wait for a lock this thread holds). */
-    atomic_fetch_add(&inline_waiters, 1);
-    pthread_mutex_lock(&gate_lock);
-    pthread_cond_broadcast(&gate_cond);
-    pthread_mutex_unlock(&gate_lock);
+    gc_gate_inline_begin();
     bool mine = bracket_acquire(2000);
-    atomic_fetch_sub(&inline_waiters, 1);
+    gc_gate_inline_end();
     if (!mine) {
         log_warn("a GC bracket did not end within 2 s: %s before it", at_exit ? "JVM_SHUT_DOWN"
                  : "an event that comes after the collection is posted");

@@ -1,19 +1,10 @@
-/* memory.h — allocation, free and GC events; the GC gate (memory.c). */
+/* memory.h — allocation, free and GC events (memory.c), JNI refs (jniref.c). */
 #ifndef JVMPISHIM_MEMORY_H
 #define JVMPISHIM_MEMORY_H
 
 #include "core/shim.h"
 
-/* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
-void gc_gate_enter(void);
-void gc_gate_exit(void);
-void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
-void gc_gate_exit_at(int slot);
-bool gc_gate_active(void);          /* any GC bracket possible at all? */
-void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
-void gc_disable_exit(void);
 void memory_on_free(jlong tag);     /* from ObjectFree */
-bool gc_bracket_open(void);         /* GC_START posted, GC_FINISH not yet */
 /* Before posting what comes after a collection (a dump an agent asked for,
  * DATA_DUMP_REQUEST, JVM_SHUT_DOWN): post, on this thread, the GC bracket of every
  * collection not bracketed yet, with every free JVMTI has for it, as HotSpot had posted
@@ -44,5 +35,9 @@ void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before th
 void memory_prime_sampling(JNIEnv *jni); /* VMInit on main, before JVM_OnLoad */
 void memory_onload_done(void);    /* every JVM_OnLoad has returned */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);
+
+void jniref_install_always(void);   /* VMInit: JNI table with GetJavaVM -> proxy JavaVM */
+
+void jniref_module_init(void);     /* Agent_OnLoad: JNI_GLOBALREF_* rows (jniref.c) */
 
 #endif

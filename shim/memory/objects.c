@@ -9,28 +9,28 @@
  * object's life and is never reused; jobjectID2jobject of a live id gives a local ref that
  * keeps the object alive as long as the agent holds it.
  */
-#include "core/api.h"
 #include "classes/classes.h"
+#include "core/api.h"
 #include "core/ids.h"
-#include "memory/memory.h"
-#include "threads/threads.h"
+#include "events/events.h"
 #include "events/report.h"
+#include "memory/memory.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static _Atomic int gc_disabled[SHIM_MAX_INSTANCES];
+static _Atomic int disable_depth[SHIM_MAX_INSTANCES];
 
 void jvmpi_DisableGC(struct instance *inst)
 {
-    atomic_fetch_add(&gc_disabled[inst->slot], 1);
+    atomic_fetch_add(&disable_depth[inst->slot], 1);
     gc_disable_enter(); /* no GC bracket (GC_START..GC_FINISH) until EnableGC */
 }
 
 void jvmpi_EnableGC(struct instance *inst)
 {
-    if (atomic_fetch_sub(&gc_disabled[inst->slot], 1) <= 0) {
-        atomic_fetch_add(&gc_disabled[inst->slot], 1);
+    if (atomic_fetch_sub(&disable_depth[inst->slot], 1) <= 0) {
+        atomic_fetch_add(&disable_depth[inst->slot], 1);
         report_misuse(inst, LOG_INFO, "EnableGC without a matching DisableGC: ignored");
         return;
     }

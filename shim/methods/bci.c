@@ -27,15 +27,15 @@
  */
 
 #ifndef BCI_LIBRARY_PENDING
-#include "core/api.h"
-#include "methods/bci.h"
-#include "methods/calltrace.h"
 #include "classes/classes.h"
 #include "classfile/classfile.h"
-#include "events/events.h"
+#include "core/api.h"
 #include "core/ids.h"
-#include "methods/methods.h"
 #include "core/worker.h"
+#include "events/events.h"
+#include "methods/bci.h"
+#include "methods/calltrace.h"
+#include "methods/methods.h"
 
 #include <stdlib.h>
 #include <string.h>

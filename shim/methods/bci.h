@@ -2,6 +2,7 @@
 #ifndef JVMPISHIM_BCI_H
 #define JVMPISHIM_BCI_H
 
+#include "classes/classes.h"
 #include "core/shim.h"
 
 /* Agent_OnLoad / Agent_OnAttach, after the main env has its capabilities: create the
@@ -14,8 +15,6 @@ bool bci_start(JNIEnv *jni);
 /* The event mask changed: instrument or restore the loaded classes as the enabled method
  * and instruction events now need. Safe from any thread. */
 void bci_update(void);
-/* The JVMTI native-method prefix of natives that got a Java wrapper. */
-#define BCI_NATIVE_PREFIX "$$jvmpi$$"
 /* Is m one of the hook methods? (Stack traces hide their frame.) */
 bool bci_is_hook_method(jmethodID m);
 /* The probe class java.lang.JvmpiShimHook (a global ref), or NULL: never shown to agents

@@ -20,12 +20,13 @@
  * classes of its methods are announced to agents that enabled CLASS_LOAD, so a method id
  * in a trace is never unknown.
  */
+#include "classes/classes.h"
 #include "core/api.h"
+#include "events/events.h"
+#include "events/report.h"
 #include "methods/bci.h"
 #include "methods/calltrace.h"
-#include "classes/classes.h"
 #include "threads/threads.h"
-#include "events/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -389,8 +390,6 @@ static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames
         free(fi);
     return out;
 }
-
-_Thread_local const struct calltrace_snap *calltrace_snap_now;
 
 void calltrace_snap_take(struct calltrace_snap *s)
 {

@@ -3,6 +3,7 @@
 #define JVMPISHIM_CALLTRACE_H
 
 #include "core/shim.h"
+#include "events/events.h"
 #include "threads/threads.h"
 
 /* The id agents know a method by: m, or for an obsolete version of a method (code that runs
@@ -19,27 +20,11 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
  * stack if it is not among the top frames). */
 jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth);
 
-/* The current thread's trace, kept with an event that is delivered later than it happened
- * (an event held back while the thread's Thread object is built, threads.c): inside that
- * event's handler, GetCallTrace on the thread returns these frames, the stack as it was
- * when the event happened, not the stack the thread has moved on to. Taken without
- * announcing classes (the thread may not be announced yet); GetCallTrace announces them
- * when it hands the frames out. */
-struct calltrace_snap {
-    jint n;
-    JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
-    /* Or, with n == 0: the live stack from the shallowest frame of this method down (a
-     * constructor's METHOD_ENTRY2 delivered once the constructors it called have started,
-     * methods.c): what the stack was when that method was entered. */
-    jmethodID from_method;
-};
+/* Snapshots of the current thread's stack (struct calltrace_snap, events/events.h). */
 void calltrace_snap_take(struct calltrace_snap *s);
 /* The same from the shallowest frame of method `from` down (NULL: the whole stack). */
 void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from);
 void calltrace_snap_free(struct calltrace_snap *s);
-/* The snapshot GetCallTrace on this thread answers with, or NULL: set by event_post only
- * around the handler of a held event (a nested event's handler sees NULL). */
-extern _Thread_local const struct calltrace_snap *calltrace_snap_now;
 
 /* Every live thread held still, with its trace: what the dumps describe. The calling
  * thread is traced but not suspended; threads already suspended stay so afterwards. */

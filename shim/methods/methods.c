@@ -24,14 +24,14 @@
  * (jmethodID, code address), with one bit per instance (bodies_lock, leaf), drops the
  * repeats; CompiledMethodUnload removes the body.
  */
-#include "core/api.h"
-#include "methods/calltrace.h"
 #include "classes/classes.h"
-#include "events/events.h"
+#include "core/api.h"
 #include "core/ids.h"
+#include "events/events.h"
 #include "memory/memory.h"
-#include "methods/methods.h"
 #include "methods/bci.h"
+#include "methods/calltrace.h"
+#include "methods/methods.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -506,6 +506,9 @@ static void probes_changed(int t, bool any)
 
 void methods_module_init(void)
 {
+    threads_set_snapshots(calltrace_snap_take_from, calltrace_snap_free);
+    classes_set_probe_class(bci_hook_class);
+    classes_set_on_unload(calltrace_invalidate);
     events_set_deferred_flush(ctor_flush_before_other);
     if (bci_available()) {
         struct event_row probe = {.kind = EVK_ON, .on_change = probes_changed};

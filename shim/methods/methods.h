@@ -27,4 +27,9 @@ void methods_ctor_ready(JNIEnv *jni, jobject self);
 /* INSTRUCTION_START, built by the caller; the method's class is announced first. */
 void methods_post_instruction(JNIEnv *jni, jmethodID m, JVMPI_Event *ev);
 
+/* Start-up (modules.c, face/lifecycle.c). */
+void methods_module_init(void);
+void methods_module_callbacks(jvmtiEventCallbacks *cb);
+void methods_replay(JNIEnv *jni);
+
 #endif

@@ -24,10 +24,10 @@
  * measured by the shim between the two JVMTI events (HotSpot measured it too). Thread.sleep
  * is not reported: JVMTI has no event for it (HotSpot 1.4.2 did not post one either).
  */
-#include "core/api.h"
 #include "classes/classes.h"
-#include "events/events.h"
+#include "core/api.h"
 #include "core/ids.h"
+#include "events/events.h"
 #include "memory/memory.h"
 #include "monitors/monitors.h"
 #include "threads/threads.h"
@@ -275,6 +275,7 @@ static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, j
 
 void monitors_module_init(void)
 {
+    threads_set_owner_ending(monitors_owner_ending);
     bool ok = g_shim.caps.can_generate_monitor_events;
     struct event_row enter = {.kind = EVK_ON, .jvmti = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER}};
     struct event_row entered = {.kind = EVK_ON,

@@ -13,4 +13,8 @@
  * (the ending thread has released it). */
 void monitors_owner_ending(JNIEnv *jni);
 
+/* Start-up (modules.c). */
+void monitors_module_init(void);
+void monitors_module_callbacks(jvmtiEventCallbacks *cb);
+
 #endif

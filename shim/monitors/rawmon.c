@@ -18,9 +18,10 @@
  * Locks: registry lock, then a monitor's mutex (both leaves of the lock order).
  */
 #include "core/api.h"
+#include "events/events.h"
+#include "events/report.h"
 #include "monitors/rawmon.h"
 #include "threads/threads.h"
-#include "events/report.h"
 
 #include <errno.h>
 #include <stdlib.h>

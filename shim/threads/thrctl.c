@@ -19,8 +19,8 @@
  * the one at the previous suspension.
  */
 #include "core/api.h"
-#include "threads/threads.h"
 #include "events/report.h"
+#include "threads/threads.h"
 
 #include <stdlib.h>
 

@@ -14,21 +14,36 @@
  * another thread never uses a record freed by ThreadEnd. The calling thread's own record is
  * cached in a thread-local pointer: TLS get/set on the current thread take no lock.
  */
-#include "core/api.h"
-#include "methods/calltrace.h"
-#include "events/events.h"
-#include "core/ids.h"
-#include "memory/memory.h"
-#include "monitors/monitors.h"
 #include "classes/classes.h"
-#include "threads/threads.h"
-#include "events/report.h"
+#include "core/api.h"
+#include "core/ids.h"
 #include "core/worker.h"
+#include "events/events.h"
+#include "events/report.h"
+#include "memory/memory.h"
+#include "threads/threads.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <uthash.h>
+
+/* Registered by the areas above threads/ at start-up (threads.h). */
+static void (*up_snap_take)(struct calltrace_snap *s, jmethodID from);
+static void (*up_snap_free)(struct calltrace_snap *s);
+static void (*up_owner_ending)(JNIEnv *jni);
+
+void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
+                           void (*release)(struct calltrace_snap *s))
+{
+    up_snap_take = take_from;
+    up_snap_free = release;
+}
+
+void threads_set_owner_ending(void (*fn)(JNIEnv *jni))
+{
+    up_owner_ending = fn;
+}
 
 static struct thread_rec *by_env;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -415,43 +430,6 @@ static void JNICALL system_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     s.f(NULL); /* HotSpot called f(NULL), whatever the header's prototype suggests */
 }
 
-static jobject system_group(JNIEnv *jni)
-{
-    jint n = 0;
-    jthreadGroup *groups = NULL;
-    jobject g = NULL;
-    if (jvmti_ok((*g_shim.jvmti)->GetTopThreadGroups(g_shim.jvmti, &n, &groups),
-                 "CreateSystemThread: GetTopThreadGroups") && n > 0) {
-        g = groups[0]; /* the "system" group is the only top-level group */
-        for (jint i = 1; i < n; i++)
-            (*jni)->DeleteLocalRef(jni, groups[i]);
-    }
-    if (groups != NULL)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)groups);
-    return g;
-}
-
-jthread threads_new_system_thread(JNIEnv *jni, const char *name)
-{
-    jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID ctor = tc ? (*jni)->GetMethodID(jni, tc, "<init>",
-                                              "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V")
-                        : NULL;
-    jobject group = ctor ? system_group(jni) : NULL;
-    jstring jname = (*jni)->NewStringUTF(jni, name);
-    jthread t = (ctor && group && jname) ? (*jni)->NewObject(jni, tc, ctor, group, jname) : NULL;
-    if ((*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionDescribe(jni);
-        (*jni)->ExceptionClear(jni);
-        t = NULL;
-    }
-    if (group)
-        (*jni)->DeleteLocalRef(jni, group);
-    if (jname)
-        (*jni)->DeleteLocalRef(jni, jname);
-    return t;
-}
-
 jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
                               void (*f)(void *))
 {
@@ -485,7 +463,7 @@ jint jvmpi_CreateSystemThread(struct instance *inst, char *name, jint priority,
     }
     jint rc = JNI_ERR;
     bool known_caller = shim_current_jni() != NULL;
-    jthread t = threads_new_system_thread(jni, name ? name : "JVMPI system thread");
+    jthread t = shim_new_system_thread(jni, name ? name : "JVMPI system thread");
     /* JVMTI samples no allocation made inside its callbacks, and agents often call this
      * from an event handler: announce the Thread object here, on its creator, where HotSpot
      * posted its OBJECT_ALLOC, so the new thread's THREAD_START names a defined object. */
@@ -734,9 +712,10 @@ bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
     h->trace.n = 0;
     h->trace.frames = NULL;
     h->trace.from_method = NULL;
-    if (trace == NULL || trace->from_method != NULL)
-        calltrace_snap_take_from(&h->trace, trace != NULL ? trace->from_method : NULL);
-    else if (trace->n > 0 &&
+    if (trace == NULL || trace->from_method != NULL) {
+        if (up_snap_take != NULL)
+            up_snap_take(&h->trace, trace != NULL ? trace->from_method : NULL);
+    } else if (trace->n > 0 &&
              (h->trace.frames = malloc(sizeof *trace->frames * (size_t)trace->n)) != NULL) {
         memcpy(h->trace.frames, trace->frames, sizeof *trace->frames * (size_t)trace->n);
         h->trace.n = trace->n;
@@ -760,7 +739,8 @@ static void flush_held(void)
                 event_post_held(h[i].inst, &h[i].ev, &h[i].trace);
                 memory_alloc_release_end(h[i].inst, h[i].ev.u.obj_alloc.obj_id);
             } /* else it died while held: its OBJECT_FREE was dropped as well */
-            calltrace_snap_free(&h[i].trace);
+            if (up_snap_free != NULL)
+                up_snap_free(&h[i].trace);
         }
         free(h);
     }
@@ -832,7 +812,8 @@ static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
         return;
     /* EXITs owed to contenders that have not woken yet come first: HotSpot posted them
      * at the release, on this thread, before its THREAD_END. */
-    monitors_owner_ending(jni);
+    if (up_owner_ending != NULL)
+        up_owner_ending(jni);
     __atomic_store_n(&r->end_posted, true, __ATOMIC_RELEASE); /* read by contenders */
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -901,6 +882,12 @@ jobjectID jvmpi_GetThreadObject(struct instance *inst, JNIEnv *env)
 
 void threads_module_init(void)
 {
+    static const struct events_thread_upcalls up = {
+        .announce_self = threads_announce_self,
+        .hold_event = threads_hold_event,
+        .announce_self_now = threads_announce_self_now,
+    };
+    events_set_thread_upcalls(&up);
     struct event_row start = {.kind = EVK_ON, .request = request_thread_start};
     events_register(JVMPI_EVENT_THREAD_START, &start);
     struct event_row end = {.kind = EVK_ON};

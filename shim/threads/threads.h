@@ -3,6 +3,7 @@
 #define JVMPISHIM_THREADS_H
 
 #include "core/shim.h"
+#include "events/events.h"
 #include <uthash.h>
 
 struct thread_rec {
@@ -51,18 +52,29 @@ bool threads_announce_self(JNIEnv *jni);
  * was held before and has one, else taken now), and posted after its THREAD_START with
  * that trace for GetCallTrace in its handler. False if it cannot be kept (then the caller
  * announces the thread and posts at once). */
-struct calltrace_snap;
 bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
                         const struct calltrace_snap *trace);
 /* Announce the current thread now, whatever its state, and post what was held back. */
 void threads_announce_self_now(JNIEnv *jni);
 void threads_replay(JNIEnv *jni);
 
-/* A new, unstarted java.lang.Thread in the "system" group (a local ref), or NULL. */
-jthread threads_new_system_thread(JNIEnv *jni, const char *name);
-
 void threads_module_init(void);
 void threads_module_callbacks(jvmtiEventCallbacks *cb);
 jint threads_module_enable(void);
+
+/* The registry's life: VMInit, JVMTI ThreadStart / ThreadEnd, and the exiting thread's
+ * THREAD_END at shutdown. */
+jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
+void threads_on_start(JNIEnv *jni, jthread t);
+void threads_on_end(JNIEnv *jni, jthread t);
+bool threads_env_is_current(JNIEnv *env);
+void threads_post_exiting_thread_end(JNIEnv *jni);
+
+/* What threads/ asks of the areas above it, registered by them at start-up (their module
+ * init): the stack of an event held back (methods/calltrace.c), and the
+ * MONITOR_CONTENDED_EXITs a thread that ends still owes (monitors/monitors.c). */
+void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
+                           void (*release)(struct calltrace_snap *s));
+void threads_set_owner_ending(void (*fn)(JNIEnv *jni));
 
 #endif

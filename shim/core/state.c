@@ -1,0 +1,107 @@
+/* state.c — the shim's global state: g_shim, the calling thread's JNIEnv, per-thread blocks.
+ *
+ * What every layer reads and nothing above core/ owns: the one `struct shim` (shim.h), the
+ * JNIEnv cached per thread, the blocks larger per-thread arrays live in, the depth of the
+ * shim's own Java work on this thread, and which agent instance a code address belongs to.
+ * The entry point (agent.c) fills g_shim in Agent_OnLoad; the areas only read it.
+ */
+#include "core/api.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct shim g_shim = {
+    .life_lock = PTHREAD_MUTEX_INITIALIZER,
+    .life_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static _Thread_local JNIEnv *tl_jni;
+
+/* A thread's blocks (shim_thread_block) are a list under one thread-specific key, whose
+ * destructor frees them at thread exit and clears the thread-local pointers they hang on. */
+struct thread_block {
+    struct thread_block *next;
+    void *slot;                 /* the owning thread's pointer to data */
+    max_align_t data[];
+};
+static pthread_key_t block_key;
+static pthread_once_t block_once = PTHREAD_ONCE_INIT;
+static bool block_key_ok;
+
+static void blocks_free(void *p)
+{
+    for (struct thread_block *b = p, *next; b != NULL; b = next) {
+        next = b->next;
+        memset(b->slot, 0, sizeof(void *));
+        free(b);
+    }
+}
+
+static void block_key_make(void)
+{
+    block_key_ok = pthread_key_create(&block_key, blocks_free) == 0;
+}
+
+void *shim_thread_block(void *slot, size_t size)
+{
+    pthread_once(&block_once, block_key_make);
+    struct thread_block *b = block_key_ok ? calloc(1, sizeof *b + size) : NULL;
+    if (b != NULL) {
+        b->slot = slot;
+        b->next = pthread_getspecific(block_key);
+        if (pthread_setspecific(block_key, b) != 0) {
+            free(b);
+            b = NULL;
+        }
+    }
+    static _Atomic bool warned;
+    if (b == NULL && !atomic_exchange(&warned, true))
+        log_warn("no per-thread block of %zu bytes (out of memory, or no thread-specific key): "
+                 "threads go without their caches, more slowly", size);
+    return b != NULL ? (void *)b->data : NULL;
+}
+
+JNIEnv *shim_current_jni(void)
+{
+    if (tl_jni != NULL)
+        return tl_jni;
+    JNIEnv *e = NULL;
+    if (g_shim.vm == NULL ||
+        (*g_shim.vm)->GetEnv(g_shim.vm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
+        return NULL;
+    /* Not cached: a thread may detach and its JNIEnv die; ThreadStart sets tl_jni. */
+    return e;
+}
+
+void shim_set_current_jni(JNIEnv *jni)
+{
+    tl_jni = jni;
+}
+
+
+/* The instance whose library contains code address pc (a caller's return address), or
+ * NULL: how JNI calls are told apart by agent (memory/jniref.c). */
+struct instance *shim_instance_at(const void *pc)
+{
+    Dl_info di;
+    if (pc == NULL || dladdr(pc, &di) == 0)
+        return NULL;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (g_shim.inst[i].lib_base != NULL && g_shim.inst[i].lib_base == di.dli_fbase)
+            return &g_shim.inst[i];
+    return NULL;
+}
+
+_Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
+
+/* The JVMPI functions' names, in table order (log lines, the migration report). */
+const char *const jvmpi_fn_names[FN_COUNT] = {
+#define NAME_X(ret, name, params, args) #name,
+#define NAME_V(name, params, args) #name,
+    JVMPI_FUNCTIONS(NAME_X, NAME_V)
+#undef NAME_X
+#undef NAME_V
+};

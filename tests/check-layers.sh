@@ -1,0 +1,50 @@
+#!/bin/bash
+# check-layers.sh — the shim's folders only include (and call) downward.
+# The layers, lowest first (shim/README.md):
+#   core/  classfile/  ->  events/  ->  classes/ memory/ threads/ methods/ monitors/ dumps/
+#   ->  face/  ->  the entry point (shim/agent.c, shim/modules.c)
+# A file may use its own folder and any folder of a lower rank; the areas are ranked in the
+# order above, so no circle can span two folders. core/ and classfile/ use nothing but
+# themselves (classfile/ is pure C: no JVM, no shim state). Two checks: every
+# #include "folder/x.h" in shim/, and, when the objects are built, every symbol an object
+# takes from another folder's object (a prototype declared in the wrong header shows there).
+cd "$(dirname "$0")/.."
+rank() {
+  case $1 in
+    core|classfile) echo 0 ;; events) echo 1 ;; classes) echo 2 ;; memory) echo 3 ;;
+    threads) echo 4 ;; methods) echo 5 ;; monitors) echo 6 ;; dumps) echo 7 ;;
+    face) echo 8 ;; .) echo 9 ;; *) echo -1 ;;
+  esac
+}
+allowed() { # allowed FROM TO
+  [ "$1" = "$2" ] && return 0
+  case $1 in core|classfile) return 1 ;; esac
+  local a b; a=$(rank "$1"); b=$(rank "$2")
+  [ "$a" -ge 0 ] && [ "$b" -ge 0 ] && [ "$b" -lt "$a" ]
+}
+pass=0; fail=0
+bad() { echo "check-layers: $*"; fail=$((fail + 1)); }
+for f in shim/*.[ch] shim/*/*.[ch]; do
+  from=$(dirname "${f#shim/}")
+  [ "$(rank "$from")" -ge 0 ] || { bad "$f: folder '$from' has no layer (add it to tests/check-layers.sh and shim/README.md)"; continue; }
+  while IFS= read -r inc; do
+    to=${inc%%/*}
+    [ "$to" = "$inc" ] && to=.
+    if allowed "$from" "$to"; then pass=$((pass + 1)); else bad "$f includes \"$inc\": $from/ may not use $to/"; fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | grep -v '^jvmpi\.h$')
+done
+# Symbols: which folder defines each global symbol of the shim's objects.
+objs=$(ls build/obj/*.o build/obj/*/*.o 2>/dev/null)
+if [ -n "$objs" ]; then
+  defs=$(for o in $objs; do d=$(dirname "${o#build/obj/}"); nm -g --defined-only "$o" | awk -v d="$d" -v o="$o" '{print $3, d, o}'; done | sort -k1,1)
+  for o in $objs; do
+    from=$(dirname "${o#build/obj/}")
+    src=shim/${o#build/obj/}; src=${src%.o}.c
+    [ -f "$src" ] || continue  # a stale object of a file that moved
+    while read -r sym to def; do
+      if allowed "$from" "$to"; then pass=$((pass + 1)); else bad "$src uses $sym from $to/ (${def#build/obj/}): $from/ may not use $to/"; fi
+    done < <(nm -u "$o" | awk '{print $2}' | sort -u | join - <(echo "$defs"))
+  done
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
