@@ -149,7 +149,7 @@ clean:
 $(B)/hprofcheck: tests/tools/hprofcheck.c
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -o $@ $<
 
-# Native JVMTI test agent for the class-file rewriter (tests/it/bci_rewrite.sh).
+# Native JVMTI test agent for the class-file rewriter (tests/it/methods/bci_rewrite.sh).
 $(B)/tools/libbcitest.so: tests/tools/bcitest.c $(wildcard shim/classfile/*.c shim/classfile/*.h)
 	@mkdir -p $(B)/tools
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Ishim $(JNI_INC) -o $@ tests/tools/bcitest.c $(sort $(wildcard shim/classfile/*.c))

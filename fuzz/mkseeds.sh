@@ -3,10 +3,10 @@
 #
 # options:   option strings as users write them (README, docs/options.md, the tests), and
 #            a few that the parser must refuse.
-# dumpcheck: real dumps, captured the way tests/it/dump_heap.sh, dump_object.sh and
-#            mon_dump.sh capture them (the dump_agent and mon_dump legacy agents on the
-#            DumpMarkers and MonDump workloads, on the build JDK), cut down to a few KB
-#            by fuzz/mkseed.c: a handful of records of each type, with the class table
+# dumpcheck: real dumps, captured the way tests/it/dumps/dump_heap.sh, dump_object.sh and
+#            tests/it/monitors/mon_dump.sh capture them (the dump_agent and mon_dump legacy
+#            agents on the DumpMarkers and MonDump workloads, on the build JDK), cut down to a few
+#            KB by fuzz/mkseed.c: a handful of records of each type, with the class table
 #            their CLASS_DUMPs need. Dumps hold pointers, so seeds are for 64-bit builds.
 # The corpus is committed; this script documents where it came from.
 set -euo pipefail

@@ -1,7 +1,7 @@
 /* checker.c — a JDK 1.3-style JVMPI agent that enables every event and checks each one live.
  *
- * For tests/it/stress.sh (workload tests/java/Stress.java). In JVM_OnLoad it enables every
- * event the shim delivers except INSTRUCTION_START (the defining events THREAD_START,
+ * For tests/it/lifecycle/stress.sh (workload tests/java/Stress.java). In JVM_OnLoad it enables
+ * every event the shim delivers except INSTRUCTION_START (the defining events THREAD_START,
  * CLASS_LOAD, ARENA_NEW and OBJECT_ALLOC first: an id is promised to be defined before use
  * only while its defining event is on), and holds every event to the JVMPI contract in the
  * handler, as it arrives:

@@ -1,8 +1,8 @@
 /* cov_cross.c — a JDK 1.3-style coverage agent that builds its class records in CLASS_LOAD.
  *
- * For tests/it/cov_cross.sh (workload tests/java/CovCross.java). Coverage tools of the JVMPI
- * era (agent-idioms.md, "Coverage tools") filled a record per class in the CLASS_LOAD handler
- * and, at a class's CLASS_LOAD, linked it to the records of its superclass and interfaces,
+ * For tests/it/classes/cov_cross.sh (workload tests/java/CovCross.java). Coverage tools of the
+ * JVMPI era (agent-idioms.md, "Coverage tools") filled a record per class in the CLASS_LOAD
+ * handler and, at a class's CLASS_LOAD, linked it to the records of its superclass and interfaces,
  * which HotSpot had announced first (their CLASS_LOAD, posted inside the definition, had
  * returned before the subclass's definition could find them). Here:
  *  - CLASS_LOAD_HOOK notes that CovCrossSub is being defined (any thread).

@@ -1,7 +1,7 @@
 /* cov_pair.c — a JDK 1.3-style coverage agent: CLASS_LOAD_HOOK parses, CLASS_LOAD pairs.
  *
- * For tests/it/cov_pair.sh (workload tests/java/CovPair.java). Written the way coverage tools
- * of the JVMPI era were (agent-idioms.md, "Coverage tools"):
+ * For tests/it/classes/cov_pair.sh (workload tests/java/CovPair.java). Written the way coverage
+ * tools of the JVMPI era were (agent-idioms.md, "Coverage tools"):
  *  - CLASS_LOAD_HOOK parses the class bytes (constant pool, this_class, the methods' names and
  *    signatures) and stores the result in a table of the current thread, found by the hook's
  *    env_id, keyed by the class name. The bytes are handed back unchanged (both new_* fields

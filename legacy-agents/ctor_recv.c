@@ -1,5 +1,5 @@
 /* ctor_recv.c — a JDK 1.3-style tracer that checks METHOD_ENTRY2's receiver for constructors
- * (tests/it/ctor_recv.sh, workload tests/java/CtorWork.java).
+ * (tests/it/methods/ctor_recv.sh, workload tests/java/CtorWork.java).
  *
  * Enables METHOD_ENTRY2, METHOD_EXIT, CLASS_LOAD, THREAD_START, JVM_SHUT_DOWN and, for the
  * "ensure defined" idiom, nothing else: every constructor receiver id it has not seen is

@@ -1,5 +1,6 @@
 /* dump_agent.c — a JDK 1.3-style JVMPI agent that takes heap and object dumps
- * (tests/it/dump_heap.sh, tests/it/dump_object.sh; workload tests/java/DumpMarkers.java).
+ * (tests/it/dumps/dump_heap.sh, tests/it/dumps/dump_object.sh; workload
+ * tests/java/DumpMarkers.java).
  *
  * Always: every CLASS_LOAD is written to ./classes.txt as
  *     C <class id hex> <num_interfaces> <static types|-> <instance types|-> <name>

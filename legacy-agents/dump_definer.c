@@ -1,5 +1,5 @@
 /* dump_definer.c — an HPROF-style agent that asks for a heap dump while holding its one
- * lock, for tests/it/dump_definer.sh (workload tests/java/DumpDefiner.java).
+ * lock, for tests/it/dumps/dump_definer.sh (workload tests/java/DumpDefiner.java).
  *
  * HPROF-family agents guarded all their tables with one raw monitor and held it around
  * RequestEvent(HEAP_DUMP) (their dump handler fills the same tables); their CLASS_LOAD

@@ -1,5 +1,5 @@
 /* dump_strict.c — a JDK 1.3-style heap-dump reader written the way HPROF read dumps, for
- * tests/it/dump_strict.sh (workload tests/java/DumpStrict.java).
+ * tests/it/dumps/dump_strict.sh (workload tests/java/DumpStrict.java).
  *
  * CLASS_LOAD (enabled in JVM_OnLoad, so the start-up replay names every loaded class) fills
  * a class table: name, number of interfaces, statics and instance fields with their

@@ -1,5 +1,5 @@
 /* exec_compiled.c — a JDK 1.3-style JVMPI agent that checks COMPILED_METHOD_LOAD and
- * COMPILED_METHOD_UNLOAD (tests/it/exec_compiled.sh, workload tests/java/ExecHot.java).
+ * COMPILED_METHOD_UNLOAD (tests/it/methods/exec_compiled.sh, workload tests/java/ExecHot.java).
  *
  * Options (one word): onload | late
  *   onload  COMPILED_METHOD_LOAD / _UNLOAD enabled in JVM_OnLoad

@@ -1,5 +1,5 @@
 /* exec_methods.c — a JDK 1.3-style JVMPI agent that checks METHOD_ENTRY, METHOD_ENTRY2 and
- * METHOD_EXIT (tests/it/exec_methods.sh, workload tests/java/ExecMethods.java with
+ * METHOD_EXIT (tests/it/methods/exec_methods.sh, workload tests/java/ExecMethods.java with
  * ExecTarget.java and ExecThrow.java).
  *
  * Options (one word): both | entry | entry2

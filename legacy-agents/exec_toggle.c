@@ -1,5 +1,5 @@
 /* exec_toggle.c — a JDK 1.3-style JVMPI agent that switches METHOD_ENTRY / METHOD_EXIT on and
- * off mid-run from its own system thread (tests/it/exec_toggle.sh, workload
+ * off mid-run from its own system thread (tests/it/methods/exec_toggle.sh, workload
  * tests/java/ExecToggle.java).
  *
  * JVM_OnLoad enables CLASS_LOAD, JVM_INIT_DONE and JVM_SHUT_DOWN only. At JVM_INIT_DONE the

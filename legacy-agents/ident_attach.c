@@ -1,5 +1,5 @@
 /* ident_attach.c — a JDK 1.3-style thread-centric profiler with its own Java helper
- * natives (tests/it/ident_attach.sh, workload tests/java/IdentAttach.java).
+ * natives (tests/it/threads/ident_attach.sh, workload tests/java/IdentAttach.java).
  *
  * Thread-centric: everything is keyed by env_id from THREAD_START. After JVM_INIT_DONE an
  * event from an env whose THREAD_START was not delivered (or whose THREAD_END was) is

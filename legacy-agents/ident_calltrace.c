@@ -1,5 +1,5 @@
 /* ident_calltrace.c — a JDK 1.3-style JVMPI agent that checks GetCallTrace
- * (tests/it/ident_calltrace.sh, workload tests/java/IdentTrace.java).
+ * (tests/it/methods/ident_calltrace.sh, workload tests/java/IdentTrace.java).
  *
  * Enabled: THREAD_START, THREAD_END, CLASS_LOAD, JVM_INIT_DONE, JVM_SHUT_DOWN. Method ids
  * are resolved only through the agent's own table built from CLASS_LOAD (an unknown

@@ -1,5 +1,5 @@
 /* ident_classes.c — a JDK 1.3-style JVMPI agent that prints the CLASS_LOAD payload of the
- * workload's classes (tests/it/ident_classes.sh, workload tests/java/IdentClasses.java).
+ * workload's classes (tests/it/classes/ident_classes.sh, workload tests/java/IdentClasses.java).
  *
  * Enabled: CLASS_LOAD, JVM_INIT_DONE, JVM_SHUT_DOWN. For every class whose name starts with
  * "Ident" it prints, in the format of tests/java/IdentClassFacts.java (the test's

@@ -1,5 +1,6 @@
 /* ident_ondemand.c — a JDK 1.3-style heap profiler (the HPROF family) that learns
- * definitions on demand (tests/it/ident_ondemand.sh, workload tests/java/IdentOnDemand.java).
+ * definitions on demand (tests/it/classes/ident_ondemand.sh, workload
+ * tests/java/IdentOnDemand.java).
  *
  * Enabled: OBJECT_ALLOC, OBJECT_FREE, CLASS_UNLOAD, JVM_INIT_DONE, JVM_SHUT_DOWN, and
  * CLASS_LOAD unless the option is "requested" (then every class is learned through

@@ -1,5 +1,5 @@
 /* ident_sampler.c — a JDK 1.3-style sampling profiler that insists on "definition before
- * use" (tests/it/ident_classes.sh, workload tests/java/IdentStress.java).
+ * use" (tests/it/classes/ident_classes.sh, workload tests/java/IdentStress.java).
  *
  * It keeps tables built only from events: live threads (THREAD_START/THREAD_END), classes
  * (CLASS_LOAD/CLASS_UNLOAD) and their methods. A system thread (CreateSystemThread in

@@ -1,6 +1,6 @@
 /* ident_status.c — a JDK 1.3-style JVMPI agent for thread control: GetThreadStatus,
  * SuspendThread/ResumeThread, SuspendThreadList/ResumeThreadList, ThreadHasRun
- * (tests/it/ident_status.sh, workload tests/java/IdentStatus.java).
+ * (tests/it/threads/ident_status.sh, workload tests/java/IdentStatus.java).
  *
  * Enabled: THREAD_START, THREAD_END, CLASS_LOAD, JVM_INIT_DONE, JVM_SHUT_DOWN. Threads are
  * found by name in the agent's THREAD_START table. When IdentStatus$Go loads, its handler

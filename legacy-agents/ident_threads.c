@@ -1,5 +1,5 @@
 /* ident_threads.c — a JDK 1.3-style JVMPI agent that checks thread identity
- * (tests/it/ident_threads.sh, workload tests/java/IdentThreads.java).
+ * (tests/it/threads/ident_threads.sh, workload tests/java/IdentThreads.java).
  *
  * Enabled: THREAD_START, THREAD_END, CLASS_LOAD, CLASS_LOAD_HOOK, JVM_INIT_DONE, JVM_SHUT_DOWN.
  * Checked by the agent itself ("ident_threads: FAIL ..." on violation):

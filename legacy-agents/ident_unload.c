@@ -1,5 +1,5 @@
 /* ident_unload.c — a JDK 1.3-style JVMPI agent for CLASS_UNLOAD and CLASS_LOAD_HOOK
- * (tests/it/ident_unload.sh, workload tests/java/IdentUnload.java).
+ * (tests/it/classes/ident_unload.sh, workload tests/java/IdentUnload.java).
  *
  * Enabled: CLASS_LOAD, CLASS_UNLOAD, CLASS_LOAD_HOOK, JVM_INIT_DONE, JVM_SHUT_DOWN.
  *  - CLASS_LOAD: remembers id -> name of every class; prints "load NAME id=ID" for Ident*.

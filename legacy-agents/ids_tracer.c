@@ -1,5 +1,5 @@
 /* ids_tracer.c — a JDK 1.3-style JVMPI tracer that resolves every id it is handed
- * (tests/it/ids_resolve.sh; workload tests/java/IdsWork.java).
+ * (tests/it/memory/ids_resolve.sh; workload tests/java/IdsWork.java).
  *
  * Always: CLASS_LOAD fills a class table (id -> name) and a method table (id -> class,
  * name); THREAD_START is enabled, so thread ids are defined before use.

@@ -1,5 +1,5 @@
 /* invis_gc.c — a JDK 1.3-style JVMPI heap profiler with HPROF's one global lock
- * (tests/it/invis_gc.sh, workload tests/java/InvisGc.java).
+ * (tests/it/memory/invis_gc.sh, workload tests/java/InvisGc.java).
  *
  * Enabled in JVM_OnLoad: OBJECT_ALLOC, OBJECT_FREE, GC_START, GC_FINISH, CLASS_LOAD,
  * THREAD_START, THREAD_END, JVM_INIT_DONE, JVM_SHUT_DOWN.

@@ -1,5 +1,5 @@
 /* invis_hook.c — a JDK 1.3-style tracer/profiler that looks for the shim in everything it
- * sees (tests/it/invis_hook.sh, workload tests/java/InvisHook.java).
+ * sees (tests/it/methods/invis_hook.sh, workload tests/java/InvisHook.java).
  *
  * Enabled in JVM_OnLoad: CLASS_LOAD, THREAD_START, THREAD_END, METHOD_ENTRY,
  * COMPILED_METHOD_LOAD, JVM_INIT_DONE, JVM_SHUT_DOWN.

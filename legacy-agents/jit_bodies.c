@@ -1,4 +1,4 @@
-/* jit_bodies.c — a JDK 1.3-style JIT-symbol agent (tests/it/jit_twice.sh).
+/* jit_bodies.c — a JDK 1.3-style JIT-symbol agent (tests/it/methods/jit_twice.sh).
  *
  * Like the agents that fed compiled-code symbols to a native profiler (agent-idioms.md),
  * it writes one symbol per compiled body: COMPILED_METHOD_LOAD -> GetMethodClass(method_id)

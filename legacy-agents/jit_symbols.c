@@ -1,6 +1,7 @@
 /* jit_symbols.c — a JDK 1.3-style JIT-symbol agent: every compiled body is looked up.
  *
- * For tests/it/jit_symbols.sh (workload tests/java/CovPair.java: 8 threads loading classes).
+ * For tests/it/methods/jit_symbols.sh (workload tests/java/CovPair.java: 8 threads loading
+ * classes).
  * Written the way JIT-symbol and sampling agents were (agent-idioms.md): CLASS_LOAD fills a
  * table of class ids (with the class name); COMPILED_METHOD_LOAD asks GetMethodClass for the
  * method's class and looks the class id up in that table to name the symbol. A miss is an

@@ -1,4 +1,4 @@
-/* mem_alloc.c — a JDK 1.3-style JVMPI agent that checks OBJECT_ALLOC (tests/it/mem_alloc.sh,
+/* mem_alloc.c — a JDK 1.3-style JVMPI agent that checks OBJECT_ALLOC (tests/it/memory/mem_alloc.sh,
  * workload tests/java/MemAlloc.java, counted class tests/java/MemMarker.java).
  *
  * Options (one word): onload | marker | thread | none

@@ -1,6 +1,6 @@
 /* mem_gc.c — a JDK 1.3-style JVMPI agent for OBJECT_FREE, GC_START / GC_FINISH, DisableGC /
- * EnableGC, OBJECT_MOVE and ARENA_DELETE (tests/it/mem_free.sh with tests/java/MemFree.java,
- * tests/it/mem_lock.sh with tests/java/MemStress.java).
+ * EnableGC, OBJECT_MOVE and ARENA_DELETE (tests/it/memory/mem_free.sh with tests/java/MemFree.java,
+ * tests/it/memory/mem_lock.sh with tests/java/MemStress.java).
  *
  * Options: free | stress (default free). In stress mode every 40,000th OBJECT_ALLOC handler
  * sleeps 250 ms holding the lock (slower than the shim waits for handlers to drain).

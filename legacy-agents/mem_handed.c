@@ -1,5 +1,5 @@
 /* mem_handed.c — a JDK 1.3-style JVMPI agent that tracks object ids without OBJECT_ALLOC,
- * for tests/it/mem_handed.sh (workload tests/java/MemHanded.java).
+ * for tests/it/memory/mem_handed.sh (workload tests/java/MemHanded.java).
  *
  * Enabled in JVM_OnLoad: OBJECT_FREE, GC_START, GC_FINISH, MONITOR_WAIT, JVM_SHUT_DOWN; never
  * OBJECT_ALLOC. The agent learns ids the other ways JVMPI hands them out, and keeps a table

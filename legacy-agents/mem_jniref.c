@@ -1,5 +1,5 @@
 /* mem_jniref.c — a JDK 1.3-style JVMPI agent for JNI_GLOBALREF_ALLOC / FREE and
- * JNI_WEAK_GLOBALREF_ALLOC / FREE, and for JNI GetJavaVM (tests/it/mem_jniref.sh).
+ * JNI_WEAK_GLOBALREF_ALLOC / FREE, and for JNI GetJavaVM (tests/it/memory/mem_jniref.sh).
  *
  * Enabled in JVM_OnLoad: the four JNI reference events, CLASS_LOAD, THREAD_START,
  * THREAD_END, JVM_INIT_DONE, JVM_SHUT_DOWN (so the shim builds its class and thread tables,

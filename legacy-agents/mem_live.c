@@ -1,5 +1,5 @@
 /* mem_live.c — a JDK 1.3-style live-object profiler in the HPROF manner, for
- * tests/it/mem_live.sh (workload tests/java/MemLive.java).
+ * tests/it/memory/mem_live.sh (workload tests/java/MemLive.java).
  *
  * As HPROF-family agents kept their books: one global raw monitor; OBJECT_ALLOC puts the id
  * and its class in a table, OBJECT_FREE takes it out; GC_START enters the monitor and

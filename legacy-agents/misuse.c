@@ -1,7 +1,7 @@
 /* misuse.c — a JDK 1.3-style JVMPI agent that misuses every JVMPI function on purpose.
  *
- * The bad-input matrix of tests/it/bad_input.sh. Driven by its option string: "case=all" runs
- * every case, "case=NAME[,case=NAME...]" only those. Each case makes one kind of bad call (a
+ * The bad-input matrix of tests/it/lifecycle/bad_input.sh. Driven by its option string: "case=all"
+ * runs every case, "case=NAME[,case=NAME...]" only those. Each case makes one kind of bad call (a
  * NULL, garbage, freed or dead argument, a call from the wrong thread or at the wrong time,
  * an unbalanced pair), prints what the JVMPI call returned on stdout as
  * "misuse: case NAME <result>", and carries on: a misuse at run time must never stop the VM.

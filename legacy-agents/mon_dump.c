@@ -1,5 +1,5 @@
 /* mon_dump.c — a JDK 1.3-style JVMPI agent that takes a MONITOR_DUMP of a known monitor
- * state (tests/it/mon_dump.sh, workload tests/java/MonDump.java).
+ * state (tests/it/monitors/mon_dump.sh, workload tests/java/MonDump.java).
  *
  * At JVM_INIT_DONE it starts the system thread md-control, which
  *   1. creates the raw monitor "md_raw_lock" (R) and three system threads: md-raw-waiter

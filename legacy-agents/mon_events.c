@@ -1,5 +1,5 @@
 /* mon_events.c — a JDK 1.3-style JVMPI agent that watches Java monitor events
- * (tests/it/mon_events.sh, workload tests/java/MonEvents.java).
+ * (tests/it/monitors/mon_events.sh, workload tests/java/MonEvents.java).
  *
  * Enables THREAD_START/END, CLASS_LOAD, MONITOR_CONTENDED_ENTER/ENTERED/EXIT and
  * MONITOR_WAIT/WAITED. The object of every monitor event is identified as a profiler does

@@ -1,5 +1,5 @@
 /* multi.c — a JDK 1.3-style JVMPI agent meant to run beside another agent in the same JVM
- * (tests/it/multi_agent.sh, workload tests/java/MultiWork.java).
+ * (tests/it/lifecycle/multi_agent.sh, workload tests/java/MultiWork.java).
  *
  * Options, comma-separated:
  *   name=NAME  its name; every output line starts with "multi[NAME]: "
@@ -28,7 +28,7 @@
  * of MultiWork.KNOWN through JNI (jobject2jobjectID), takes a level-0 HEAP_DUMP
  * (RequestEvent) and looks for KNOWN and for every target id it recorded, and prints its
  * records. At JVM_SHUT_DOWN it prints its event counts. Its JNI use is checked (exceptions,
- * a local frame), since tests/it/xcheck_jni.sh runs it under -Xcheck:jni.
+ * a local frame), since tests/it/lifecycle/xcheck_jni.sh runs it under -Xcheck:jni.
  * The address of one of its statics is printed at JVM_OnLoad ("self="): two instances of
  * the same library have different ones only if each got its own copy of the library.
  */

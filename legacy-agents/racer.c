@@ -1,7 +1,7 @@
 /* racer.c — a JDK 1.3-style JVMPI agent that races the end of the VM.
  *
- * For tests/it/shutdown_races.sh, with the workload tests/java/Race.java (threads "race-N"
- * that call, allocate and lock in an endless loop). It enables THREAD_START/END,
+ * For tests/it/lifecycle/shutdown_races.sh, with the workload tests/java/Race.java (threads
+ * "race-N" that call, allocate and lock in an endless loop). It enables THREAD_START/END,
  * METHOD_ENTRY/EXIT, OBJECT_ALLOC and CLASS_LOAD, keeps one record per thread in JVMPI
  * thread-local storage plus a table of them under a raw monitor, and spends `slow`
  * microseconds in every handler on a race thread, so that when the VM goes down the race

@@ -1,5 +1,5 @@
 /* symclash.c — a JDK 1.3-style JVMPI agent whose globals have the common short names that
- * C agents of the time left non-static (tests/it/load_symbols.sh, workload Hello).
+ * C agents of the time left non-static (tests/it/lifecycle/load_symbols.sh, workload Hello).
  *
  * Many agents were a handful of .c files sharing state through plain globals: a table of
  * threads, of classes, a lock, a count, a verbose flag, an init() and a debug() helper. Not

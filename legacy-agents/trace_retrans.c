@@ -1,5 +1,5 @@
 /* trace_retrans.c — a JDK 1.3-style JVMPI agent that checks GetCallTrace's line numbers
- * across class rewriting (tests/it/calltrace_retransform.sh, workload
+ * across class rewriting (tests/it/methods/calltrace_retransform.sh, workload
  * tests/java/TraceRetrans.java).
  *
  * Enabled: CLASS_LOAD (its own method-id -> name table), THREAD_START, JVM_INIT_DONE.

@@ -1,5 +1,5 @@
 /* unload_race.c — a JDK 1.3-style JVMPI agent that asks about classes while they unload
- * (tests/it/unload_race.sh, workload tests/java/UnloadRace.java).
+ * (tests/it/classes/unload_race.sh, workload tests/java/UnloadRace.java).
  *
  * Enabled: CLASS_LOAD, CLASS_UNLOAD, JVM_INIT_DONE, JVM_SHUT_DOWN. Every class id of
  * IdentUnloadee that CLASS_LOAD names is kept. From JVM_INIT_DONE a thread of the agent's

@@ -2,14 +2,19 @@
 # run.sh — the test driver behind `make check`.
 #
 #   tests/run.sh [--unit "BIN ..."] [--fuzz "BIN ..."|SKIP] [--jdk DIR] [--only GLOB] [--xcheck-jni]
-#                [--modes "int c1"] [--modes-list FILE]
+#                [--modes "int c1"] [--modes-list FILE] [--list]
 #
 # Runs the unit-test binaries given with --unit (no JVM), a ~20 s smoke run of each libFuzzer
 # target given with --fuzz (fuzz/run.sh --smoke; SKIP: clang cannot build them, said loudly),
-# then every integration test tests/it/*.sh once per JDK that tools/find-jdk.sh lists (JDK 17
-# must be among them; any missing expected JDK is reported loudly as skipped). Each test runs
-# in its own process, in its own work directory, under a timeout. The last line is
-# "N passed, N failed[, N skipped]".
+# then every integration test tests/it/AREA/NAME.sh once per JDK that tools/find-jdk.sh lists
+# (JDK 17 must be among them; any missing expected JDK is reported loudly as skipped). AREA is
+# only where the test is kept (tests/it/README.md lists them): a test is known by its NAME,
+# which must be unique, and the tests run in order of NAME (C collation), whatever their AREA.
+# Each test runs in its own process, in its own work directory, under a timeout. The last
+# line is "N passed, N failed[, N skipped]".
+# --only GLOB runs the tests whose NAME matches the shell pattern GLOB (e.g. 'mem_*'); a GLOB
+# with a slash matches AREA/NAME (e.g. 'memory/*' runs one area).
+# --list prints the tests that would run (NAME, then the script's path), one a line, and exits.
 # --xcheck-jni adds -Xcheck:jni to every java that tests start through run_java (lib.sh), and
 # keeps logs and work directories apart (build/test-logs-xcheck-jni, build/test-work-xcheck-jni);
 # each test's build/test-work-xcheck-jni/jdkN/NAME/java-runs.log then holds all its JVMs' output.
@@ -22,7 +27,7 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-unit=""; fuzz=""; only="*"; jdks=""; sfx=""; modes=""; modes_list=""
+unit=""; fuzz=""; only="*"; jdks=""; sfx=""; modes=""; modes_list=""; list=no
 while [ $# -gt 0 ]; do
   case "$1" in
     --unit) unit=$2; shift 2 ;;
@@ -31,11 +36,34 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --modes-list) modes_list=$2; shift 2 ;;
+    --list) list=yes; shift ;;
     --xcheck-jni) export JVMPI_TEST_JAVA_OPTS="${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }-Xcheck:jni"
                   sfx=-xcheck-jni; shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+
+# The integration tests --only selects: "NAME PATH" lines in order of NAME. A script left
+# directly in tests/it/ (lib.sh aside) or two scripts of one NAME would be run wrongly or not
+# at all: refused before anything runs.
+stray=$(ls tests/it/*.sh 2>/dev/null | grep -vx 'tests/it/lib\.sh')
+if [ -n "$stray" ]; then
+  echo "run.sh: integration tests belong in an area folder, tests/it/AREA/: $(echo $stray)" >&2
+  exit 2
+fi
+case "$only" in */*) globs="tests/it/$only.sh" ;; *) globs="tests/it/*/$only.sh" ;; esac
+tests=$(for t in $globs; do [ -f "$t" ] && echo "$(basename "$t" .sh) $t"; done | LC_ALL=C sort)
+dups=$(echo "$tests" | awk 'NF {print $1}' | uniq -d)
+if [ -n "$dups" ]; then
+  echo "run.sh: two integration test scripts share a name: $(echo $dups)" >&2; exit 2
+fi
+tests_sel=()
+[ -z "$tests" ] || mapfile -t tests_sel <<<"$tests"
+if [ $list = yes ]; then
+  [ ${#tests_sel[@]} -eq 0 ] || printf '%s\n' "${tests_sel[@]}"
+  exit 0
+fi
+
 [ -n "$jdks" ] || jdks=$(tools/find-jdk.sh all)
 pass=0; fail=0; skip=0; failed_names=""
 LOGS=$ROOT/build/test-logs$sfx
@@ -112,14 +140,13 @@ for mode in default $modes; do
   lab=jdk$v
   case "$seen_labels" in *" $lab "*) lab=jdk$v-$(basename "$j") ;; esac
   seen_labels="$seen_labels$lab "
-  for t in tests/it/$only.sh; do
-    [ -f "$t" ] || continue
-    case "$(basename "$t")" in lib.sh) continue ;; esac
-    if [ "$mode" != default ] && ! in_modes_list "$(basename "$t" .sh)"; then continue; fi
-    name="$lab$mname/$(basename "$t" .sh)"
-    work=$ROOT/build/test-work$msfx/$lab/$(basename "$t" .sh)
+  for entry in ${tests_sel[@]+"${tests_sel[@]}"}; do
+    tname=${entry%% *}; t=${entry#* }
+    if [ "$mode" != default ] && ! in_modes_list "$tname"; then continue; fi
+    name="$lab$mname/$tname"
+    work=$ROOT/build/test-work$msfx/$lab/$tname
     rm -rf "$work"; mkdir -p "$work"
-    log=$LOGS/${lab}${mname}_$(basename "$t" .sh).log
+    log=$LOGS/${lab}${mname}_$tname.log
     start=$(date +%s)
     JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ROOT/build/libjvmpishim.so \
       AGENTS=$ROOT/build/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \

@@ -1,4 +1,4 @@
-# lib.sh — helpers for integration tests (sourced by tests/it/*.sh).
+# lib.sh — helpers for integration tests (sourced by the tests, tests/it/AREA/NAME.sh).
 #
 # The driver (tests/run.sh) exports: JAVA (java of the JDK under test), JDK_MAJOR, SHIM
 # (build/libjvmpishim.so), AGENTS (build/agents, the legacy agents lib*.so), CLASSES

@@ -1,5 +1,5 @@
-/** BciBranch: the method whose instruction probes tests/it/bci_rewrite.sh records: every kind
- *  of conditional branch (if<cond>, if_icmp<cond>, ifnull/ifnonnull, if_acmp<cond>), a
+/** BciBranch: the method whose instruction probes tests/it/methods/bci_rewrite.sh records: every
+ *  kind of conditional branch (if<cond>, if_icmp<cond>, ifnull/ifnonnull, if_acmp<cond>), a
  *  tableswitch and a lookupswitch, run on known inputs. The test interprets this method's
  *  bytecode (javap -c) for the same inputs and expects exactly that instruction sequence. */
 public class BciBranch {

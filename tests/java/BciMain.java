@@ -1,8 +1,8 @@
 import java.io.InputStream;
 import java.lang.reflect.Method;
 
-/** BciMain: the workload of tests/it/bci_rewrite.sh, run under the bcitest agent, which rewrites
- *  every class. It exercises what the rewriter must get right and prints the ground truth:
+/** BciMain: the workload of tests/it/methods/bci_rewrite.sh, run under the bcitest agent, which
+ *  rewrites every class. It exercises what the rewriter must get right and prints the ground truth:
  *  "BciMain: expect METHOD ENTRIES EXITS" for the methods whose probes the agent counts
  *  (METHOD as Class.name(descriptor)), from counters kept by the code itself. */
 public class BciMain {

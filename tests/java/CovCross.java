@@ -1,6 +1,6 @@
 import java.io.InputStream;
 
-/* CovCross — workload for tests/it/cov_cross.sh: a subclass defined on one thread while its
+/* CovCross — workload for tests/it/classes/cov_cross.sh: a subclass defined on one thread while its
  * interface, defined on another, is between its definition and the end of its CLASS_LOAD.
  *
  * One shared parallel-capable loader defines CovCrossIface on thread "cross-iface" and

@@ -2,8 +2,8 @@ import java.io.InputStream;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 
-/* CovPair — workload for the per-thread hook/CLASS_LOAD pairing (tests/it/cov_pair.sh) and
- * for the JIT-symbol agent (tests/it/jit_symbols.sh).
+/* CovPair — workload for the per-thread hook/CLASS_LOAD pairing (tests/it/classes/cov_pair.sh) and
+ * for the JIT-symbol agent (tests/it/methods/jit_symbols.sh).
  *
  * 8 threads start at once and, through loaders of their own, each define the classes
  * CovPairWork, CovPairBase, CovPairSub (extends CovPairBase, implements CovPairIface; the base

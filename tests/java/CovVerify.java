@@ -2,7 +2,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 
 /* CovVerify — a class that fails verification still throws VerifyError at its first use,
- * although the shim links classes when they are defined (tests/it/cov_pair.sh).
+ * although the shim links classes when they are defined (tests/it/classes/cov_pair.sh).
  * Defines CovVerifyBad (static Object m() { iconst_0; areturn; }) with defineClass, which
  * does not link it, then calls m() twice through reflection. Then defines CovVerify itself
  * again in a loader of its own, twice (the second definition fails: a duplicate), and uses

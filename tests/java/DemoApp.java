@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /** DemoApp [RECORDS] [CRUNCH_MS]: the sample application of `make demo` (tests/demo.sh,
- * profiled by the bundled HPROF, legacy-agents/hprof/) and of tests/it/demo_agent.sh
+ * profiled by the bundled HPROF, legacy-agents/hprof/) and of tests/it/hprof/demo_agent.sh
  * (profiled by legacy-agents/jvmpitop.c), both through the shim.
  *
  * Three named worker threads in the ThreadGroup "demo-workers" do distinct work at the same

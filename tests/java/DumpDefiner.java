@@ -1,4 +1,4 @@
-/** DumpDefiner: workload of tests/it/dump_definer.sh (agent legacy-agents/dump_definer.c).
+/** DumpDefiner: workload of tests/it/dumps/dump_definer.sh (agent legacy-agents/dump_definer.c).
  *
  *  A loader thread waits until the agent sets DumpDefiner.armed, then defines
  *  DumpDefiner$Late. Main loads DumpDefiner$Go: the agent's CLASS_LOAD handler for Go takes

@@ -1,4 +1,4 @@
-/** DumpStrict: workload of tests/it/dump_strict.sh (agent legacy-agents/dump_strict.c, a
+/** DumpStrict: workload of tests/it/dumps/dump_strict.sh (agent legacy-agents/dump_strict.c, a
  *  heap-dump reader written the HPROF way: a switch over exactly the record kinds HotSpot
  *  emitted, fatal on any other).
  *

@@ -1,11 +1,12 @@
-/** ExecHot [late]: workload of tests/it/exec_compiled.sh (agent legacy-agents/exec_compiled.c).
+/** ExecHot [late]: workload of tests/it/methods/exec_compiled.sh (agent
+ *  legacy-agents/exec_compiled.c).
  *  Calls spin(int) in a loop for SPIN_MS (long enough for C1 and C2 to compile it), prints
  *  "ExecHot: spun ...", then stops calling it and loads the marker ExecHot$Spun on main. In
  *  mode "late" the agent's system thread enables COMPILED_METHOD_LOAD only then (spin is
  *  compiled already and no longer running: only the replay can report it) and sets the
  *  property jvmpishim.exec.cml, which main waits for. System.gc() twice (compiled code may be
  *  unloaded), then the marker ExecHot$Done: the agent prints its summary.
- *  tests/it/exec_compiled.sh reads spin's first and last source lines from the markers
+ *  tests/it/methods/exec_compiled.sh reads spin's first and last source lines from the markers
  *  SPIN-FIRST / SPIN-LAST below: keep them on the first and last statement. */
 public class ExecHot {
     static class Spun {}

@@ -1,4 +1,4 @@
-// ExecInsn — workload of tests/it/exec_insn.sh: branchy(x) has an if, a tableswitch and a
+// ExecInsn — workload of tests/it/methods/exec_insn.sh: branchy(x) has an if, a tableswitch and a
 // lookupswitch; it runs once per input below, and prints the inputs as ground truth.
 public class ExecInsn {
     static int branchy(int x) {

@@ -1,4 +1,4 @@
-/** ExecMethods: workload of tests/it/exec_methods.sh (agent legacy-agents/exec_methods.c).
+/** ExecMethods: workload of tests/it/methods/exec_methods.sh (agent legacy-agents/exec_methods.c).
  *
  *  On main, in this order:
  *    one ExecTarget (the receiver; kept in the static field `target`)

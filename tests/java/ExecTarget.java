@@ -1,4 +1,4 @@
-/** ExecTarget: the counted methods of tests/it/exec_methods.sh (workload ExecMethods.java).
+/** ExecTarget: the counted methods of tests/it/methods/exec_methods.sh (workload ExecMethods.java).
  *  hit(int) is static, inst(int) is an instance method; neither calls anything, so each call
  *  is exactly one METHOD_ENTRY2, one METHOD_ENTRY and one METHOD_EXIT of that method.
  *  hashCode() is NOT overridden: target.hashCode() runs the native Object.hashCode(). */

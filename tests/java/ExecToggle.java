@@ -1,4 +1,4 @@
-/** ExecToggle: workload of tests/it/exec_toggle.sh (agent legacy-agents/exec_toggle.c).
+/** ExecToggle: workload of tests/it/methods/exec_toggle.sh (agent legacy-agents/exec_toggle.c).
  *  METHOD_ENTRY / METHOD_EXIT are switched on and off mid-run by the agent's system thread.
  *  Main, in this order (marker classes are loaded on main; the agent acts in their
  *  CLASS_LOAD handlers, before Class.forName returns):

@@ -1,5 +1,5 @@
 /** HprofApp [NODES] [CALLS] [SPIN] [CONTENDS] [WAITS] [PAUSE_MS]: the workload of the hprof
- * tests (tests/it/hprof_*.sh), with ground truth a profiler must find:
+ * tests (tests/it/hprof/hprof_*.sh), with ground truth a profiler must find:
  *  - NODES (default 5000) HprofApp$Node objects, all allocated in HprofApp.makeNodes and all
  *    kept reachable (a static array), so each is really allocated and still live at exit;
  *  - CALLS (default 1000) calls of HprofApp.counted, from main only;

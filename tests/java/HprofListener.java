@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /** HprofListener OUT PORTFILE: the other end of hprof's net=host:port, for
- * tests/it/hprof_output.sh. Listens on an ephemeral port of 127.0.0.1, writes the port number
+ * tests/it/hprof/hprof_output.sh. Listens on an ephemeral port of 127.0.0.1, writes the port number
  * to PORTFILE (atomically: a test polls for it), accepts one connection, copies every byte
  * it receives to OUT until the profiler closes the connection, prints
  * "HprofListener: N bytes" and exits. Gives up after 60 s without a connection.

@@ -1,7 +1,7 @@
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/* Workload of tests/it/ident_attach.sh. Its natives are exported by the JVMPI agent's
+/* Workload of tests/it/threads/ident_attach.sh. Its natives are exported by the JVMPI agent's
  * library (legacy-agents/ident_attach.c); nothing here loads a library, as with -Xrun
  * agents' helper classes. attach() makes 8 native threads attach at once, named
  * ident-attach-K in group identGroup; each calls fromNative(K), which prints the ground

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.zip.CRC32;
 
-/* Workload of tests/it/ident_ondemand.sh: 8 threads start at once, each defines and uses
+/* Workload of tests/it/classes/ident_ondemand.sh: 8 threads start at once, each defines and uses
  * its own class (W0..W7) and a shared one, allocating instances and arrays of them; then
  * the ground truth: the name and the declared methods (constructors as <init>) of each
  * class, sorted, as the agent should have kept them from CLASS_LOAD. */

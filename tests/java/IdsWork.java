@@ -1,4 +1,4 @@
-/* IdsWork.java — workload for tests/it/ids_resolve.sh (agent legacy-agents/ids_tracer.c).
+/* IdsWork.java — workload for tests/it/memory/ids_resolve.sh (agent legacy-agents/ids_tracer.c).
  *
  * Three classes whose instances differ only in size: IdsWork.A {int serial}, B {int serial;
  * long x, y}, C {int serial; long a..f}; each declares its own touch(), so the receiver of

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** Workload of tests/it/invis_gc.sh: 8 threads start at once, load classes and allocate
+/** Workload of tests/it/memory/invis_gc.sh: 8 threads start at once, load classes and allocate
  *  while main calls System.gc() N times and then loads InvisGcMark, whose CLASS_LOAD makes
  *  the agent (legacy-agents/invis_gc.c) call RunGC M times in all. Main waits until the
  *  JVM's own collection count (GarbageCollectorMXBean) has grown by N + M, prints it, and

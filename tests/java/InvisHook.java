@@ -1,4 +1,4 @@
-/** Workload of tests/it/invis_hook.sh: 8 threads start at once and call small methods in a
+/** Workload of tests/it/methods/invis_hook.sh: 8 threads start at once and call small methods in a
  *  loop (so they get compiled, and the agent's sampler catches them in the method probes)
  *  for the given number of milliseconds. Prints "InvisHook: calls=N". */
 public class InvisHook {

@@ -1,4 +1,4 @@
-/** MemAlloc [thread]: workload of tests/it/mem_alloc.sh (agent legacy-agents/mem_alloc.c).
+/** MemAlloc [thread]: workload of tests/it/memory/mem_alloc.sh (agent legacy-agents/mem_alloc.c).
  *
  *  Phases, each opened by loading a marker class on main (the agent's CLASS_LOAD handler
  *  acts there, on this thread, before Class.forName returns):

@@ -1,4 +1,4 @@
-/** MemFree: workload of tests/it/mem_free.sh (agent legacy-agents/mem_gc.c).
+/** MemFree: workload of tests/it/memory/mem_free.sh (agent legacy-agents/mem_gc.c).
  *
  *  Allocates N MemFree$Drop (dropped later), K MemFree$Keep (reachable to the end) and N3
  *  MemFree$Late (dropped while the agent has GC disabled). Phases are opened by loading

@@ -1,4 +1,4 @@
-/** MemHanded: workload of tests/it/mem_handed.sh (agent legacy-agents/mem_handed.c, which
+/** MemHanded: workload of tests/it/memory/mem_handed.sh (agent legacy-agents/mem_handed.c, which
  *  enables OBJECT_FREE and GC_START/GC_FINISH but never OBJECT_ALLOC).
  *
  *  For each way an id reaches an agent, N objects whose ids the agent collects, then drops:

@@ -1,4 +1,4 @@
-/** MemLive: workload of tests/it/mem_live.sh (agent legacy-agents/mem_live.c, an HPROF-style
+/** MemLive: workload of tests/it/memory/mem_live.sh (agent legacy-agents/mem_live.c, an HPROF-style
  *  live-object counter).
  *
  *  L MemLive$Marker objects stay reachable to the end. Three times K more are allocated,

@@ -1,7 +1,7 @@
 import java.net.InetAddress;
 import java.net.ServerSocket;
 
-/** MemRefs: workload of tests/it/mem_jniref.sh. Uses the JDK's networking native library
+/** MemRefs: workload of tests/it/memory/mem_jniref.sh. Uses the JDK's networking native library
  *  (libnet caches classes in JNI global references when it initialises), then prints
  *  "MemRefs: done". */
 public class MemRefs {

@@ -1,4 +1,4 @@
-/** MemStress [THREADS] [MS] [exit]: workload of tests/it/mem_lock.sh. THREADS threads
+/** MemStress [THREADS] [MS] [exit]: workload of tests/it/memory/mem_lock.sh. THREADS threads
  *  (default 8) allocate small objects and arrays for MS milliseconds (default 2000), keeping
  *  a ring of recent ones so that some survive young collections, while main calls
  *  System.gc() every 200 ms. Prints "MemStress: threads=T allocated=A gcs=G" and exits 0.

@@ -1,4 +1,4 @@
-/** Misuse MS: the application under the bad-input matrix (tests/it/bad_input.sh). The
+/** Misuse MS: the application under the bad-input matrix (tests/it/lifecycle/bad_input.sh). The
  *  misuse agent runs its cases on its own system thread and then sets the system property
  *  misuse.done through JNI; main waits for it (at most MS ms), checks that the VM still runs
  *  Java code normally (a small computation whose result is known), prints

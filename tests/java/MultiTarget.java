@@ -1,4 +1,4 @@
-/** MultiTarget: the object whose ids tests/it/multi_agent.sh compares across agents
+/** MultiTarget: the object whose ids tests/it/lifecycle/multi_agent.sh compares across agents
  *  (allocated and marked by tests/java/MultiWork.java). mark() is the method whose
  *  METHOD_ENTRY2 receiver an agent reports. */
 public class MultiTarget {

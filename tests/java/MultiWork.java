@@ -1,5 +1,5 @@
-/** MultiWork: workload of tests/it/multi_agent.sh (two legacy agents, legacy-agents/multi.c,
- *  in one JVM).
+/** MultiWork: workload of tests/it/lifecycle/multi_agent.sh (two legacy agents,
+ *  legacy-agents/multi.c, in one JVM).
  *
  *  main allocates MAIN_TARGETS MultiTarget objects (the first is KNOWN, value 42) and calls
  *  mark() on each MAIN_MARKS times; the thread "multi-worker" allocates WORKER_TARGETS more

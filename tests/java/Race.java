@@ -1,4 +1,4 @@
-/** Race THREADS MS CODE: the workload of tests/it/shutdown_races.sh. Starts THREADS
+/** Race THREADS MS CODE: the workload of tests/it/lifecycle/shutdown_races.sh. Starts THREADS
  *  non-daemon threads "race-N" that call small methods, allocate and take a lock in an
  *  endless loop, so that with method and allocation events on they are always in the
  *  middle of an event. After MS ms main calls aboutToExit(CODE) (a marker the agent sees as

@@ -2,16 +2,15 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Stress SECONDS [THREADS]: the workload of tests/it/stress.sh. THREADS (32) worker threads
- *  "stress-N" call (recursion, exceptions thrown through frames, a Deflater), allocate (most objects die
- *  young, some survive a while in a per-thread ring), contend on four shared locks and wait
- *  on a fifth, for SECONDS. Beside them, "stress-churner" keeps starting short-lived threads
- *  that call and allocate briefly and die, and "stress-loader" defines StressPayload again
- *  and again from its bytes in a fresh class loader, runs it until it is compiled, drops it,
- *  and runs System.gc() every 20 loaders so that the classes unload. Every second main
- *  prints "stress: sample t=S rss_kb=R heap_used_kb=H loaders=L churned=C" (R from
- *  /proc/self/status), and at the end "stress: done ..." with the totals, after every
- *  thread has stopped. */
+/** Stress SECONDS [THREADS]: the workload of tests/it/lifecycle/stress.sh. THREADS (32) worker
+ *  threads "stress-N" call (recursion, exceptions thrown through frames, a Deflater), allocate
+ *  (most objects die young, some survive a while in a per-thread ring), contend on four shared
+ *  locks and wait on a fifth, for SECONDS. Beside them, "stress-churner" keeps starting short-lived
+ *  threads that call and allocate briefly and die, and "stress-loader" defines StressPayload again
+ *  and again from its bytes in a fresh class loader, runs it until it is compiled, drops it, and
+ *  runs System.gc() every 20 loaders so that the classes unload. Every second main prints
+ *  "stress: sample t=S rss_kb=R heap_used_kb=H loaders=L churned=C" (R from /proc/self/status),
+ *  and at the end "stress: done ..." with the totals, after every thread has stopped. */
 public class Stress {
     static volatile boolean stop;
     static final Object[] locks = {new Object(), new Object(), new Object(), new Object()};

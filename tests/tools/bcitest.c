@@ -10,7 +10,7 @@
  * application loader got IllegalAccessError without JVMTI AddModuleReads.) Its natives are
  * bound with RegisterNatives before any rewritten code can run; HotSpot then logs
  * "Re-registering of platform native method" (jni+resolve warning). Run it with bytecode
- * verification for every class (tests/it/bci_rewrite.sh): a wrong rewrite is a VerifyError.
+ * verification for every class (tests/it/methods/bci_rewrite.sh): a wrong rewrite is a VerifyError.
  *
  * The hooks count entries and exits per method id and keep a per-thread shadow stack (C
  * thread locals): every exit must be of the innermost open frame, except constructor frames

@@ -1,5 +1,5 @@
 /* cmlgen.c — a native JVMTI agent that listens for compiled code, as a JIT-symbol writer or
- * a sampling profiler does (tests/it/jit_twice.sh). Loaded beside the shim in the same JVM.
+ * a sampling profiler does (tests/it/methods/jit_twice.sh). Loaded beside the shim in the same JVM.
  *
  * It takes can_generate_compiled_method_load_events, enables CompiledMethodLoad, and calls
  * GenerateEvents(COMPILED_METHOD_LOAD) at VMInit and then 5 more times, 100 ms apart, from

@@ -1,4 +1,5 @@
-# bci_interp.awk — interpret one int method from `javap -c -p` output, for tests/it/bci_rewrite.sh.
+# bci_interp.awk — interpret one int method from `javap -c -p` output, for
+# tests/it/methods/bci_rewrite.sh.
 #
 #   javap -c -p BciBranch.class | awk -v method='classify(int)' -v inputs=-5,0,1 -f bci_interp.awk
 #

@@ -31,7 +31,7 @@
 #    of the 4 offsets mod 4, and javap reads it.
 # The insn run also checks:
 #  - the instruction trace of BciBranch.classify on the 9 inputs is exactly what interpreting
-#    its bytecode (javap -c) gives (tests/it/bci_interp.awk): every bci, the tested values,
+#    its bytecode (javap -c) gives (tests/it/methods/bci_interp.awk): every bci, the tested values,
 #    and the branch/switch outcome cf_branch_outcome() computes from the original bytecode;
 #  - the rewritten BciBig.big has goto_w (widened branches) and gives the right result.
 # Where this JDK's javac compiles a class with statements before super(...) (a throw, a loop,
@@ -130,7 +130,8 @@ check_run() { # MODE FLAGS
     local want=$d/trace.want got=$d/trace.got inputs
     inputs=$(sed -n 's/^BciMain: classify inputs=\([-0-9,]*\) sum=.*/\1/p' "$o")
     "$JAVAP" -c -p "$CLASSES/BciBranch.class" |
-      awk -v method='classify(int)' -v inputs="$inputs" -f "$ROOT/tests/it/bci_interp.awk" >"$want"
+      awk -v method='classify(int)' -v inputs="$inputs" \
+        -f "$ROOT/tests/it/methods/bci_interp.awk" >"$want"
     grep '^bcitest: t ' "$a" >"$got"
     local wn gn
     wn=$(grep -c '^bcitest: t ' "$want"); gn=$(wc -l <"$got")
