@@ -39,6 +39,7 @@ SHIM_OBJ := $(SHIM_SRC:shim/%.c=$(B)/obj/%.o)
 
 AGENT_C   := $(wildcard legacy-agents/*.c)
 AGENT_CXX := $(wildcard legacy-agents/*.cc)
+KIT_HDR   := $(wildcard legacy-agents/kit/*.h)
 AGENTS    := $(AGENT_C:legacy-agents/%.c=$(B)/agents/lib%.so) $(AGENT_CXX:legacy-agents/%.cc=$(B)/agents/lib%.so)
 # The bundled hprof: several files in its own directory, one library.
 HPROF_SRC := $(sort $(wildcard legacy-agents/hprof/*.c))
@@ -75,9 +76,9 @@ $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
 $(B)/libjvmpishim.so: $(SHIM_OBJ)
 	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
 
-$(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h | $(B)/agents
+$(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h $(KIT_HDR) | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
-$(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h | $(B)/agents
+$(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h $(KIT_HDR) | $(B)/agents
 	$(CXX) -std=c++11 $(AGENT_CFLAGS) -shared -o $@ $<
 $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread

@@ -68,20 +68,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("checker: %s\n", line);
-    fflush(stdout);
-}
+#define KIT_NAME "checker"
+#include "kit/out.h"
+#include "kit/checked.h"
 
 static volatile long violations;
 static volatile int init_done;
@@ -1022,11 +1011,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     (void)reserved;
     opt_debug = options != NULL && strstr(options, "debug") != NULL;
     int no_entry2 = options != NULL && strstr(options, "noentry2") != NULL; /* measurements */
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     smap_init(&objects);
     smap_init(&classes);
     smap_init(&methods);

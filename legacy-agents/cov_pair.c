@@ -32,22 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "cov_pair"
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
 static volatile int init_done;
 static int opt_entry = 1;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("cov_pair: %s\n", line);
-    fflush(stdout);
-}
 
 static long hooks, loads, paired, misses, unparsed, method_unmatched, entries, entry_unknown,
     compiled, compiled_unknown, fails, wl_paired;

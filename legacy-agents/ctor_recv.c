@@ -32,31 +32,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
-static JVMPI_RawMonitor lock;
+#define KIT_NAME "ctor"
+#include "kit/out.h"
+#include "kit/jvm.h"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ctor: %s\n", line);
-    fflush(stdout);
-}
+static JVMPI_RawMonitor lock;
 
 enum { F_NULL, F_WRONG, F_NOFRAME, F_NEST, F_REQUEST, F_TRACE, NFAIL };
 static const char *fail_name[NFAIL] = {"null", "wrong", "noframe", "nest", "request", "trace"};
 static volatile int fail_counts[NFAIL];
-static volatile int g_fails;
-#define FAIL(k, ...)                                                                    \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        if (__sync_add_and_fetch(&fail_counts[k], 1) <= 5)                              \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
 
 static volatile long g_checked, g_ctor_entries, g_requested;
 
@@ -208,11 +192,11 @@ static void on_entry2(JVMPI_Event *ev)
             const char *top = "none";
             if (trace.num_frames >= 1)
                 method_kind(frames[0].method_id, &top);
-            FAIL(F_TRACE, "ENTRY2 of %s: GetCallTrace's top frame is %s", name, top ? top : "?");
+            FAILK(F_TRACE, "ENTRY2 of %s: GetCallTrace's top frame is %s", name, top ? top : "?");
         }
     }
     if (obj == NULL) {
-        FAIL(F_NULL, "ENTRY2 of %s with obj_id NULL", name);
+        FAILK(F_NULL, "ENTRY2 of %s with obj_id NULL", name);
         return;
     }
     /* Ensure defined: a receiver not seen yet is asked for at once. */
@@ -226,7 +210,7 @@ static void on_entry2(JVMPI_Event *ev)
         jvmpi->EnableGC();
         __sync_add_and_fetch(&g_requested, 1);
         if (rc != JVMPI_SUCCESS || !t->req_got)
-            FAIL(F_REQUEST, "RequestEvent(OBJECT_ALLOC, %p) for the receiver of %s: rc=%d got=%d",
+            FAILK(F_REQUEST, "RequestEvent(OBJECT_ALLOC, %p) for the receiver of %s: rc=%d got=%d",
                  (void *)obj, name, (int)rc, t->req_got);
         t->req_obj = NULL;
     }
@@ -246,7 +230,7 @@ static void on_method_exit(JVMPI_Event *ev)
         method_kind(m, &a);
         if (t->n > 0)
             method_kind(t->st[t->n - 1].m, &b);
-        FAIL(F_NEST, "METHOD_EXIT of %s while %s is the innermost open frame", a ? a : "?", b ? b : "?");
+        FAILK(F_NEST, "METHOD_EXIT of %s while %s is the innermost open frame", a ? a : "?", b ? b : "?");
     }
     while (t->n > 0 && t->st[t->n - 1].m != m)
         t->n--;
@@ -267,11 +251,11 @@ JNIEXPORT void JNICALL Java_CtorWork_truth(JNIEnv *env, jclass cls, jobject self
         i--;
     const char *name = NULL;
     if (i < 0 || method_kind(t->st[i].m, &name) != K_CTOR) {
-        FAIL(F_NOFRAME, "truth(%p): no workload constructor frame open", (void *)id);
+        FAILK(F_NOFRAME, "truth(%p): no workload constructor frame open", (void *)id);
         return;
     }
     if (t->st[i].obj != id)
-        FAIL(F_WRONG, "%s: ENTRY2 obj_id %p, but this object is %p", name, (void *)t->st[i].obj,
+        FAILK(F_WRONG, "%s: ENTRY2 obj_id %p, but this object is %p", name, (void *)t->st[i].obj,
              (void *)id);
     __sync_add_and_fetch(&g_checked, 1);
 }
@@ -316,7 +300,7 @@ static void notify(JVMPI_Event *ev)
         if (!(ev->event_type & JVMPI_REQUESTED_EVENT) || t->req_obj == NULL)
             break;
         if (ev->u.obj_alloc.obj_id != t->req_obj || !workload_class(ev->u.obj_alloc.class_id))
-            FAIL(F_REQUEST, "requested OBJECT_ALLOC for %p names %p of class id %p",
+            FAILK(F_REQUEST, "requested OBJECT_ALLOC for %p names %p of class id %p",
                  (void *)t->req_obj, (void *)ev->u.obj_alloc.obj_id,
                  (void *)ev->u.obj_alloc.class_id);
         t->req_got = 1;

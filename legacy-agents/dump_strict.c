@@ -34,21 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
-static int fails;
+#define KIT_NAME "dump_strict"
+#define KIT_FAIL_MAX 40
+#include "kit/out.h"
+#include "kit/jvm.h"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("dump_strict: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...) do { if (++fails <= 40) say("FAIL " __VA_ARGS__); } while (0)
+
 
 /* ---- classes from CLASS_LOAD, and supers from CLASS_DUMP ---- */
 struct cls {
@@ -526,7 +517,7 @@ static void go(JNIEnv *env)
         if (rc != JVMPI_SUCCESS)
             FAIL("RequestEvent(HEAP_DUMP, level %d) = %d", level, (int)rc);
     }
-    say("done fails=%d", fails);
+    say("done fails=%d", g_fails);
 }
 
 static void notify(JVMPI_Event *ev)

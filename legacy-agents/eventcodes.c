@@ -18,26 +18,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#define KIT_NAME "eventcodes"
+#define KIT_LINE 512
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 #define LO (-3)
 #define HI 70
 
-static JVMPI_Interface *jvmpi;
 /* 1 between just before EnableEvent(t) and the return of DisableEvent(t). */
 static volatile int allowed[HI + 1];
 static volatile int received[HI + 1];
 static volatile int received_other;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("eventcodes: %s\n", line);
-    fflush(stdout);
-}
 
 static void set_allowed(jint t, int v)
 {

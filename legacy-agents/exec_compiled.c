@@ -36,86 +36,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "exec_compiled"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 10
+#define KIT_PMAP_FIRST (1 << 14)
+#include "kit/out.h"
+#include "kit/pmap.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock, sync_mon;
 static char mode[16] = "onload";
-static volatile int g_fails;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("exec_compiled: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 10)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
-
-/* ---- pointer map (open addressing, grows; caller holds lock) --------------------------- */
-
-struct pmap {
-    void **k;
-    void **v;
-    size_t cap, n;
-};
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-static void **pm_slot(struct pmap *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return &s->k[i];
-}
-static void pm_put(struct pmap *s, void *key, void *val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pmap old = *s;
-        s->cap = old.cap ? old.cap * 2 : 1 << 14;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pm_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        s->n++;
-    *slot = key;
-    s->v[slot - s->k] = val;
-}
-static void *pm_get(struct pmap *s, void *key)
-{
-    if (s->cap == 0 || key == NULL)
-        return NULL;
-    void **slot = pm_slot(s, key);
-    return *slot == NULL ? NULL : s->v[slot - s->k];
-}
 
 /* ---- state (under lock) ------------------------------------------------------------------- */
 
@@ -153,7 +83,7 @@ static void on_compiled_load(JVMPI_Event *ev)
     jvmpi->RawMonitorEnter(lock);
     loads++;
     via[v]++;
-    struct minfo *mi = pm_get(&methods, m);
+    struct minfo *mi = pm_find(&methods, m);
     if (mi == NULL) {
         unknown++;
         FAIL("COMPILED_METHOD_LOAD of method %p that no CLASS_LOAD defined before", (void *)m);
@@ -221,7 +151,7 @@ static void on_compiled_unload(JVMPI_Event *ev)
     void *addr = ev->u.compiled_method_load.code_addr;
     jvmpi->RawMonitorEnter(lock);
     unloads++;
-    struct minfo *mi = pm_get(&methods, m);
+    struct minfo *mi = pm_find(&methods, m);
     if (mi == NULL) {
         unload_unknown++;
         FAIL("COMPILED_METHOD_UNLOAD of method %p that no CLASS_LOAD defined", (void *)m);
@@ -248,7 +178,7 @@ static void on_class_load(JVMPI_Event *ev)
     jvmpi->RawMonitorEnter(lock);
     for (jint i = 0; i < ev->u.class_load.num_methods; i++) {
         JVMPI_Method *mm = &ev->u.class_load.methods[i];
-        if (mm->method_id == NULL || pm_get(&methods, mm->method_id) != NULL)
+        if (mm->method_id == NULL || pm_find(&methods, mm->method_id) != NULL)
             continue;
         struct minfo *mi = calloc(1, sizeof *mi);
         const char *mn = mm->method_name ? mm->method_name : "?";
@@ -271,26 +201,6 @@ static void on_class_load(JVMPI_Event *ev)
 
 static volatile int wanted;
 
-static void set_property(JNIEnv *jni, const char *name, const char *value)
-{
-    if (jni == NULL || (*jni)->PushLocalFrame(jni, 16) != 0) {
-        FAIL("set_property: no JNIEnv");
-        return;
-    }
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID sp = sys ? (*jni)->GetStaticMethodID(jni, sys, "setProperty",
-                                                   "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;")
-                       : NULL;
-    if (sp != NULL)
-        (*jni)->CallStaticObjectMethod(jni, sys, sp, (*jni)->NewStringUTF(jni, name),
-                                       (*jni)->NewStringUTF(jni, value));
-    if (sp == NULL || (*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionClear(jni);
-        FAIL("cannot set %s through JNI", name);
-    }
-    (*jni)->PopLocalFrame(jni, NULL);
-}
-
 static void ctl_thread(void *arg)
 {
     (void)arg;
@@ -310,13 +220,13 @@ static void ctl_thread(void *arg)
     jvmpi->RawMonitorExit(lock);
     say("enable from system thread COMPILED_METHOD_LOAD rc=%d COMPILED_METHOD_UNLOAD rc=%d "
         "replayed=%ld spin_replayed=%ld", (int)r1, (int)r2, all, spin);
-    set_property(current_env(), "jvmpishim.exec.cml", "1");
+    set_property_or_fail(current_env(), "jvmpishim.exec.cml", "1");
 }
 
 static void summary(void)
 {
     jvmpi->RawMonitorEnter(lock);
-    struct minfo *si = spin_id ? pm_get(&methods, spin_id) : NULL;
+    struct minfo *si = spin_id ? pm_find(&methods, spin_id) : NULL;
     say("spin lines start=%d end=%d loads=%ld startup=%ld live=%ld replay=%ld bad_offsets=%ld "
         "bad_lines=%ld", si ? (int)si->start : 0, si ? (int)si->end : 0, spin_loads,
         spin_via[V_STARTUP], spin_via[V_LIVE], spin_via[V_REPLAY], spin_bad_offsets,
@@ -387,17 +297,14 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     if (options != NULL && *options)
         snprintf(mode, sizeof mode, "%s", options);
     if (strcmp(mode, "onload") && strcmp(mode, "late")) {
         say("FAIL unknown mode %s", mode);
         return JNI_ERR;
     }
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_exec_compiled_lock");
     sync_mon = jvmpi->RawMonitorCreate("_exec_compiled_sync");
@@ -411,11 +318,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         ev[n++] = JVMPI_EVENT_COMPILED_METHOD_LOAD;
         ev[n++] = JVMPI_EVENT_COMPILED_METHOD_UNLOAD;
     }
-    for (int i = 0; i < n; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, n, 1);
     say("loaded mode=%s", mode);
     return JNI_OK;
 }

@@ -43,45 +43,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static char mode[16] = "both";
 static int want_entry = 1, want_entry2 = 1;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("exec_methods: %s\n", line);
-    fflush(stdout);
-}
 
 enum { F_ORDER, F_ENV, F_NEST, F_NEGATIVE, F_RECV_STATIC, F_RECV_INST, F_NO_THREAD, F_MODE,
        F_OTHER, NFAIL };
 static const char *fail_name[NFAIL] = {"order", "env", "nest", "negative", "recv_static",
                                        "recv_inst", "no_thread", "mode", "other"};
 static volatile int fail_counts[NFAIL];
-static volatile int g_fails;
-#define FAILK(k, ...)                                                                   \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        if (__sync_add_and_fetch(&fail_counts[k], 1) <= 5)                              \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
+#define KIT_NAME "exec_methods"
+#define KIT_LINE 2048
 #define FAIL(...) FAILK(F_OTHER, __VA_ARGS__)
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
+#include "kit/out.h"
+#include "kit/checked.h"
 
 /* ---- watched methods: jmethodID -> record (insert-only open addressing) -------------- */
 
@@ -555,7 +530,6 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     if (options != NULL && *options)
         snprintf(mode, sizeof mode, "%s", options);
     if (!strcmp(mode, "entry"))
@@ -566,10 +540,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         say("FAIL unknown mode %s", mode);
         return JNI_ERR;
     }
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_exec_methods_lock");
     jint ev[8];
@@ -584,11 +556,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     if (want_entry)
         ev[n++] = JVMPI_EVENT_METHOD_ENTRY;
     ev[n++] = JVMPI_EVENT_METHOD_EXIT;
-    for (int i = 0; i < n; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, n, 1);
     say("loaded mode=%s", mode);
     return JNI_OK;
 }

@@ -27,35 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "exec_toggle"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 10
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor sync_mon;
-static volatile int g_fails;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("exec_toggle: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 10)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
 
 enum { P_PRE, P_ARMING, P_ON, P_DISARMING, P_OFF, P_POST, NPHASE };
 static const char *phase_name[NPHASE] = {"pre", "arming", "on", "disarming", "off", "post"};
@@ -90,26 +68,6 @@ static void on_method(JVMPI_Event *ev, int is_entry)
 
 static volatile int wanted; /* 1: enable, 2: disable */
 
-static void set_property(JNIEnv *jni, const char *name, const char *value)
-{
-    if (jni == NULL || (*jni)->PushLocalFrame(jni, 16) != 0) {
-        FAIL("set_property: no JNIEnv");
-        return;
-    }
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID sp = sys ? (*jni)->GetStaticMethodID(jni, sys, "setProperty",
-                                                   "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;")
-                       : NULL;
-    if (sp != NULL)
-        (*jni)->CallStaticObjectMethod(jni, sys, sp, (*jni)->NewStringUTF(jni, name),
-                                       (*jni)->NewStringUTF(jni, value));
-    if (sp == NULL || (*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionClear(jni);
-        FAIL("cannot set %s through JNI", name);
-    }
-    (*jni)->PopLocalFrame(jni, NULL);
-}
-
 static void wait_for(int what)
 {
     jvmpi->RawMonitorEnter(sync_mon);
@@ -127,7 +85,7 @@ static void ctl_thread(void *arg)
     jint r2 = jvmpi->EnableEvent(JVMPI_EVENT_METHOD_EXIT, NULL);
     phase = P_ON;
     say("enable from system thread METHOD_ENTRY rc=%d METHOD_EXIT rc=%d", (int)r1, (int)r2);
-    set_property(current_env(), "jvmpishim.exec.on", "1");
+    set_property_or_fail(current_env(), "jvmpishim.exec.on", "1");
 
     wait_for(2);
     phase = P_DISARMING;
@@ -135,7 +93,7 @@ static void ctl_thread(void *arg)
     r2 = jvmpi->DisableEvent(JVMPI_EVENT_METHOD_EXIT, NULL);
     phase = P_OFF;
     say("disable from system thread METHOD_ENTRY rc=%d METHOD_EXIT rc=%d", (int)r1, (int)r2);
-    set_property(current_env(), "jvmpishim.exec.off", "1");
+    set_property_or_fail(current_env(), "jvmpishim.exec.off", "1");
 }
 
 static void wake(int what)
@@ -223,19 +181,12 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
     (void)options;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     sync_mon = jvmpi->RawMonitorCreate("_exec_toggle_sync");
     jint ev[] = {JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, NELEMS(ev), 1);
     say("loaded");
     return JNI_OK;
 }

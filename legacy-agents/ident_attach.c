@@ -30,32 +30,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "ident_attach"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 19
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
-static int fails, init_done, with_methods, with_frees;
+static int init_done, with_methods, with_frees;
 static long frees, frees_unknown;
 static long unknown_env, events_after_init, nameless;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_attach: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        fails++;                                                                        \
-        if (fails < 20)                                                                 \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
-
-static const char *S(const char *s) { return s ? s : "NULL"; }
 
 /* ---- objects, by id (caller holds lock): an open-addressing table ---- */
 
@@ -214,7 +199,7 @@ static void notify(JVMPI_Event *ev)
         if (with_frees)
             say("frees=%ld frees_unknown=%ld", frees, frees_unknown);
         say("summary events=%ld unknown_env=%ld nameless=%ld fails=%d", events_after_init,
-            unknown_env, nameless, fails);
+            unknown_env, nameless, g_fails);
         break;
     }
     jvmpi->RawMonitorExit(lock);

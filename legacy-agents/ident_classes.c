@@ -33,106 +33,18 @@
 #include <string.h>
 #include <sys/time.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static volatile int g_fails;
+#define KIT_NAME "ident_classes"
+#define KIT_LINE 4096
+#include "kit/out.h"
+#include "kit/pmap.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_classes: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        say("FAIL " __VA_ARGS__);                                                       \
-    } while (0)
-
-static const char *S(const char *s) { return s ? s : "NULL"; }
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
-
-/* ---- a pointer set (open addressing, grows; caller holds lock) ----------------------- */
-
-struct pset {
-    void **k;
-    void **v;
-    size_t cap, n;
-};
-
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-
-static void **pset_slot(struct pset *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return &s->k[i];
-}
-
-static void pset_put(struct pset *s, void *key, void *val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pset old = *s;
-        s->cap = old.cap ? old.cap * 2 : 4096;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pset_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    void **slot = pset_slot(s, key);
-    if (*slot == NULL)
-        s->n++;
-    *slot = key;
-    s->v[slot - s->k] = val;
-}
-
-static int pset_get(struct pset *s, void *key, void **val)
-{
-    if (s->cap == 0 || key == NULL)
-        return 0;
-    void **slot = pset_slot(s, key);
-    if (*slot == NULL)
-        return 0;
-    if (val)
-        *val = s->v[slot - s->k];
-    return 1;
-}
-
-static long long now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 static volatile int slow_in_handler, n_in_handler;
 
-static struct pset classes;     /* class id -> strdup(name) */
-static struct pset methods;     /* method id -> class id */
+static struct pmap classes;     /* class id -> strdup(name) */
+static struct pmap methods;     /* method id -> class id */
 
 /* Ident classes seen, for the late requests. */
 #define MAXC 64
@@ -223,10 +135,10 @@ static void on_class_load(JVMPI_Event *ev)
     jvmpi->EnableGC();
     jvmpi->RawMonitorEnter(lock);
     void *old = NULL;
-    if (pset_get(&classes, cid, &old))
+    if (pm_get(&classes, cid, &old))
         FAIL("second CLASS_LOAD for class id %p: %s (first: %s)", (void *)cid, S(cn), (char *)old);
     else
-        pset_put(&classes, cid, strdup(S(cn)));
+        pm_put(&classes, cid, strdup(S(cn)));
     n_classes++;
     for (jint i = 0; i < ev->u.class_load.num_methods; i++) {
         JVMPI_Method *m = &ev->u.class_load.methods[i];
@@ -234,10 +146,10 @@ static void on_class_load(JVMPI_Event *ev)
             FAIL("%s.%s: method_id NULL", S(cn), S(m->method_name));
             continue;
         }
-        if (pset_get(&methods, m->method_id, &old))
+        if (pm_get(&methods, m->method_id, &old))
             FAIL("%s.%s%s: method_id %p already announced by class %p", S(cn), S(m->method_name),
                  S(m->method_signature), (void *)m->method_id, old);
-        pset_put(&methods, m->method_id, cid);
+        pm_put(&methods, m->method_id, cid);
         n_methods++;
     }
     if (is_ident && nident < MAXC) {
@@ -439,18 +351,13 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options;
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_ident_classes_lock");
     static const jint ev[] = {JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_JVM_INIT_DONE,
                               JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        if (jvmpi->EnableEvent(ev[i], NULL) != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) failed", (int)ev[i]);
+    enable_events(ev, NELEMS(ev), 0);
     say("loaded");
     return JNI_OK;
 }

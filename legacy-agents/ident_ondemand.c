@@ -31,32 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define KIT_NAME "ident_ondemand"
+#define KIT_LINE 4096
+#define KIT_FAIL_MAX 19
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 #define MAX_DEPTH 6
 #define PREFIX "IdentOnDemand"
 
-static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
-static int fails, max_depth_seen, depth;
+static int max_depth_seen, depth;
 static long allocs, requested_allocs, requested_classes, frees, twice, self_class;
 static int only_requested;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_ondemand: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        fails++;                                                                        \
-        if (fails < 20)                                                                 \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
 
 /* ---- tables: chained hashes keyed by id (caller holds lock) ---- */
 
@@ -260,7 +248,7 @@ static void notify(JVMPI_Event *ev)
         say("summary allocs=%ld requested_allocs=%ld requested_classes=%ld frees=%ld twice=%ld "
             "self_class=%ld max_depth=%d fails=%d",
             allocs, requested_allocs, requested_classes, frees, twice, self_class,
-            max_depth_seen, fails);
+            max_depth_seen, g_fails);
         break;
     }
     jvmpi->RawMonitorExit(lock);

@@ -21,23 +21,14 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "ident_sampler"
+#define KIT_LINE 2048
+#include "kit/out.h"
+#include "kit/pmap.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock;
 static int period_ms = 2;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_sampler: %s\n", line);
-    fflush(stdout);
-}
-static const char *S(const char *s) { return s ? s : "NULL"; }
 
 /* A profiler that cannot attribute its data gives up. */
 #define ABORT(...)                                                                      \
@@ -45,61 +36,6 @@ static const char *S(const char *s) { return s ? s : "NULL"; }
         say("FAIL " __VA_ARGS__);                                                       \
         jvmpi->ProfilerExit(99);                                                        \
     } while (0)
-
-/* ---- pointer map (open addressing, grows; caller holds lock) ------------------------- */
-
-struct pmap {
-    void **k;
-    void **v;
-    size_t cap, n;
-};
-
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-static void **pm_slot(struct pmap *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return &s->k[i];
-}
-static void pm_put(struct pmap *s, void *key, void *val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pmap old = *s;
-        s->cap = old.cap ? old.cap * 2 : 4096;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pm_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        s->n++;
-    *slot = key;
-    s->v[slot - s->k] = val;
-}
-static int pm_get(struct pmap *s, void *key, void **val)
-{
-    if (s->cap == 0 || key == NULL)
-        return 0;
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        return 0;
-    if (val)
-        *val = s->v[slot - s->k];
-    return 1;
-}
 
 struct cls {
     char *name;
@@ -329,13 +265,10 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     if (options != NULL && strncmp(options, "period=", 7) == 0)
         period_ms = atoi(options + 7);
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_ident_sampler_lock");
     static const jint ev[] = {JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,

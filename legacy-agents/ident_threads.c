@@ -25,37 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static volatile int g_fails;
+#define KIT_NAME "ident_threads"
+#define KIT_LINE 2048
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_threads: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        say("FAIL " __VA_ARGS__);                                                       \
-    } while (0)
-
-static const char *S(const char *s) { return s ? s : "NULL"; }
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
 
 /* ---- the thread table (protected by `lock`) ------------------------------------------ */
 
@@ -459,22 +434,15 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options;
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_ident_threads_lock");
     onload_env = current_env();
     static const jint ev[] = {JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,
                               JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_CLASS_LOAD_HOOK,
                               JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, NELEMS(ev), 1);
     say("loaded");
     return JNI_OK;
 }

@@ -23,90 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static volatile int g_fails;
+#define KIT_NAME "ident_unload"
+#define KIT_LINE 2048
+#include "kit/out.h"
+#include "kit/pmap.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ident_unload: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        say("FAIL " __VA_ARGS__);                                                       \
-    } while (0)
-static const char *S(const char *s) { return s ? s : "NULL"; }
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
-
-/* ---- id -> name map (open addressing, grows; caller holds lock) ---------------------- */
-
-struct pmap {
-    void **k;
-    void **v;
-    size_t cap, n;
-};
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-static void **pm_slot(struct pmap *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return &s->k[i];
-}
-static void pm_put(struct pmap *s, void *key, void *val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pmap old = *s;
-        s->cap = old.cap ? old.cap * 2 : 4096;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pm_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        s->n++;
-    *slot = key;
-    s->v[slot - s->k] = val;
-}
-static int pm_get(struct pmap *s, void *key, void **val)
-{
-    if (s->cap == 0 || key == NULL)
-        return 0;
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        return 0;
-    if (val)
-        *val = s->v[slot - s->k];
-    return 1;
-}
+/* ---- id -> name map (kit/pmap.h; caller holds lock) --------------------------------- */
 
 static struct pmap names; /* class id -> strdup(name) */
 
@@ -243,7 +168,7 @@ static void on_class_load(JVMPI_Event *ev)
     }
 }
 
-static void set_property(int n)
+static void set_unloads_property(int n)
 {
     JNIEnv *jni = current_env();
     if (jni == NULL || (*jni)->PushLocalFrame(jni, 16) != 0) {
@@ -306,7 +231,7 @@ static void on_class_unload(JVMPI_Event *ev)
         jvmpi->RawMonitorEnter(lock);
         int n = ++n_unloadee;
         jvmpi->RawMonitorExit(lock);
-        set_property(n);
+        set_unloads_property(n);
     }
 }
 
@@ -368,19 +293,14 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options;
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_ident_unload_lock");
     static const jint ev[] = {JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_CLASS_UNLOAD,
                               JVMPI_EVENT_CLASS_LOAD_HOOK, JVMPI_EVENT_JVM_INIT_DONE,
                               JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        if (jvmpi->EnableEvent(ev[i], NULL) != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) failed", (int)ev[i]);
+    enable_events(ev, NELEMS(ev), 0);
     say("loaded");
     return JNI_OK;
 }

@@ -56,24 +56,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static JVMPI_Interface *jvmpi;
-static JavaVM *g_jvm;
+#define KIT_NAME "ids"
+#define KIT_LINE 4096
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock;
 static int opt_ensure, opt_dumpask, opt_norequest, opt_badids;
 static long opt_objdumps = 50000;
-static int g_fails;
-
-static void say(const char *fmt, ...)
-{
-    char line[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("ids: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...) do { __sync_add_and_fetch(&g_fails, 1); say("FAIL " __VA_ARGS__); } while (0)
 
 /* ---- an id -> record hash (open addressing, never shrinks) ---------------------------- */
 
@@ -245,48 +235,8 @@ static void on_object_dump(JVMPI_Event *ev)
     od_data = buf;
 }
 
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
-
-static char *get_property(JNIEnv *jni, const char *name)
-{
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID gp = (*jni)->GetStaticMethodID(jni, sys, "getProperty",
-                                             "(Ljava/lang/String;)Ljava/lang/String;");
-    jstring k = (*jni)->NewStringUTF(jni, name);
-    jstring v = (jstring)(*jni)->CallStaticObjectMethod(jni, sys, gp, k);
-    char *r = NULL;
-    if (v != NULL) {
-        const char *s = (*jni)->GetStringUTFChars(jni, v, NULL);
-        r = strdup(s);
-        (*jni)->ReleaseStringUTFChars(jni, v, s);
-        (*jni)->DeleteLocalRef(jni, v);
-    }
-    (*jni)->DeleteLocalRef(jni, k);
-    (*jni)->DeleteLocalRef(jni, sys);
-    return r;
-}
-
-static void set_property(JNIEnv *jni, const char *name, const char *value)
-{
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID sp = (*jni)->GetStaticMethodID(jni, sys, "setProperty",
-                                             "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;");
-    jstring k = (*jni)->NewStringUTF(jni, name), v = (*jni)->NewStringUTF(jni, value);
-    jobject old = (*jni)->CallStaticObjectMethod(jni, sys, sp, k, v);
-    if (old)
-        (*jni)->DeleteLocalRef(jni, old);
-    (*jni)->DeleteLocalRef(jni, k);
-    (*jni)->DeleteLocalRef(jni, v);
-    (*jni)->DeleteLocalRef(jni, sys);
-}
-
-static double now_ms(void)
+/* Fractional milliseconds: the dumpask times are printed with decimals. */
+static double now_msf(void)
 {
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -301,9 +251,9 @@ static int cmp_int(const void *a, const void *b)
 static void dumpask(void)
 {
     JVMPI_HeapDumpArg arg = {JVMPI_DUMP_LEVEL_0};
-    double t0 = now_ms();
+    double t0 = now_msf();
     jint hrc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
-    double t1 = now_ms();
+    double t1 = now_msf();
     if (hrc != JVMPI_SUCCESS || dump == NULL) {
         FAIL("RequestEvent(HEAP_DUMP, level 0) failed");
         return;
@@ -320,7 +270,7 @@ static void dumpask(void)
         if (r->state == 2)
             answered++;
     }
-    double t2 = now_ms();
+    double t2 = now_msf();
     say("dumpask records=%zu answered=%ld failed=%ld mismatched=%ld", nrec, answered, failed,
         mismatched);
     int *sizes = malloc(sizeof(int) * (objs.n + 1)), ns = 0;
@@ -356,7 +306,7 @@ static void dumpask(void)
             as[na++] = r->key;
     }
     jvmpi->RawMonitorExit(lock);
-    double t3 = now_ms();
+    double t3 = now_msf();
     long ok = 0;
     unsigned char *seen = calloc(1 << 20, 1);
     long distinct = 0;
@@ -390,7 +340,7 @@ static void dumpask(void)
         if (serial > smax)
             smax = serial;
     }
-    double t4 = now_ms();
+    double t4 = now_msf();
     say("dumpask objdump asked=%ld ok=%ld serials_distinct=%ld serial_max=%u", na, ok, distinct, smax);
     say("dumpask times records=%zu dump_ms=%.1f alloc_ms=%.1f objdumps=%ld objdump_ms=%.1f",
         nrec, t1 - t0, t2 - t1, na, t4 - t3);
@@ -435,7 +385,7 @@ static void badids(JNIEnv *jni)
     char *c = wait_property(jni, "jvmpishim.ids.calls");
     long calls = c ? atol(c) : 0, refused = 0, accepted = 0;
     free(c);
-    double t0 = now_ms();
+    double t0 = now_msf();
     for (long i = 0; i < calls && na > 0 && nb > 0; i++) {
         void *id = as[(size_t)i % na]; /* the As were dropped and collected: freed ids */
         jint rc;
@@ -452,7 +402,7 @@ static void badids(JNIEnv *jni)
         else
             refused++;
     }
-    double t1 = now_ms();
+    double t1 = now_msf();
     say("badids calls=%ld refused=%ld accepted=%ld ns_per_call=%.0f", calls, refused, accepted,
         calls ? (t1 - t0) * 1e6 / calls : 0.0);
     free(as);
@@ -531,11 +481,8 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        printf("ids: FAIL GetEnv(JVMPI_VERSION_1) failed\n");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     opt_ensure = options && strstr(options, "ensure") != NULL;
     opt_dumpask = options && strstr(options, "dumpask") != NULL;
     opt_norequest = options && strstr(options, "norequest") != NULL;

@@ -37,35 +37,16 @@
 #include <time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "invis_gc"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 20
+#define KIT_MONOTONIC
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock, sys_mon;
 static char status_path[1024];
 
-static volatile int g_fails;
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("invis_gc: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 20)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the global lock, with the waits watched ---------------------------------------- */
 

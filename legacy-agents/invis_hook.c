@@ -34,29 +34,16 @@
 #include <strings.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "invis_hook"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 20
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
 static jobjectID hook_id;
-static volatile int g_fails, shutting;
+static volatile int shutting;
 static volatile long entries, traced, samples, compiled, dumps, objdumps;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("invis_hook: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 20)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
 
 /* ---- threads (under lock) ---- */
 #define MAXTHR 4096

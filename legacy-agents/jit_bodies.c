@@ -23,27 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "jit"
+#define KIT_FAIL_MAX 20
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
 static int late;
-static volatile int g_fails;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("jit: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 20)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
 
 /* Open-addressing sets under lock: classes by id, bodies by (method, address). */
 #define CCAP (1 << 16)

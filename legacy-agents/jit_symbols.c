@@ -18,22 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "jit_symbols"
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
 static volatile int init_done;
 static long nclasses, ncompiled, nstartup, nnamed;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("jit_symbols: %s\n", line);
-    fflush(stdout);
-}
 
 struct centry {
     jobjectID id;

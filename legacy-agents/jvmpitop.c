@@ -46,10 +46,14 @@
 #include <sys/time.h>
 #include <time.h>
 
+#define KIT_NAME "jvmpitop"
+#define KIT_OUT stderr
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 #define MAX_DEPTH 64
 
 static JavaVM *jvm;
-static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor data_lock;      /* every table below */
 static JVMPI_RawMonitor sampler_lock;   /* sampler_state; the sampler sleeps on it */
 
@@ -59,18 +63,6 @@ static int opt_interval = 10, opt_depth = 4, opt_top = 15;
 static struct timeval t_start;
 static int alloc_on, free_on, cpu_on;   /* which parts of the profile are available */
 static volatile int shut_down;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "jvmpitop: %s\n", line);
-    fflush(stderr);
-}
 
 static char *dup_str(const char *s)
 {

@@ -29,8 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "lifecycle"
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static volatile int g_seq;
 
 static int opt_exit = -1;
@@ -55,18 +57,6 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("lifecycle: %s\n", line);
-    fflush(stdout);
-}
-
 static const char *event_name(jint t)
 {
     switch (t) {
@@ -76,13 +66,6 @@ static const char *event_name(jint t)
     case JVMPI_EVENT_DATA_RESET_REQUEST: return "DATA_RESET_REQUEST";
     default: return "UNEXPECTED";
     }
-}
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    jint rc = (*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2);
-    return rc == JNI_OK ? e : NULL;
 }
 
 /* Parse "name=N" anywhere among the comma-separated tokens. */

@@ -43,23 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static volatile int g_fails;
 static JVMPI_RawMonitor lock, sync_mon;
 static char mode[32] = "onload";
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mem_alloc: %s\n", line);
-    fflush(stdout);
-}
 /* Violations: counted per kind (the totals line lists them), the first 5 of each printed. */
 enum { F_ARENA, F_ARENA_FIRST, F_IS_ARRAY, F_PRIM_CLASS, F_NO_CLASS, F_UNDEFINED_CLASS, F_SIZE,
        F_NULL_ID, F_TWICE, F_OTHER, NFAIL };
@@ -67,76 +53,13 @@ static const char *fail_name[NFAIL] = {"arena", "before_arena_new", "is_array", 
                                        "class_null", "class_undefined", "size", "null_id",
                                        "reported_twice", "other"};
 static volatile int fail_counts[NFAIL];
-#define FAILK(k, ...)                                                                   \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        if (__sync_add_and_fetch(&fail_counts[k], 1) <= 5)                              \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
+#define KIT_NAME "mem_alloc"
+#define KIT_LINE 2048
 #define FAIL(...) FAILK(F_OTHER, __VA_ARGS__)
-static const char *S(const char *s) { return s ? s : "NULL"; }
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
-}
-
-/* ---- pointer map (open addressing, grows; caller holds lock) ------------------------- */
-
-struct pmap {
-    void **k;
-    void **v;
-    size_t cap, n;
-};
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-static void **pm_slot(struct pmap *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return &s->k[i];
-}
-static void pm_put(struct pmap *s, void *key, void *val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pmap old = *s;
-        s->cap = old.cap ? old.cap * 2 : 1 << 16;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pm_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        s->n++;
-    *slot = key;
-    s->v[slot - s->k] = val;
-}
-static int pm_get(struct pmap *s, void *key, void **val)
-{
-    if (s->cap == 0 || key == NULL)
-        return 0;
-    void **slot = pm_slot(s, key);
-    if (*slot == NULL)
-        return 0;
-    if (val)
-        *val = s->v[slot - s->k];
-    return 1;
-}
+#define KIT_PMAP_FIRST (1 << 16)
+#include "kit/out.h"
+#include "kit/pmap.h"
+#include "kit/checked.h"
 
 /* ---- state (under lock) -------------------------------------------------------------- */
 
@@ -494,26 +417,6 @@ static void print_counts(void)
 
 static volatile int enable_wanted;
 
-static void set_property(JNIEnv *jni, const char *name, const char *value)
-{
-    if (jni == NULL || (*jni)->PushLocalFrame(jni, 16) != 0) {
-        FAIL("set_property: no JNIEnv");
-        return;
-    }
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID sp = sys ? (*jni)->GetStaticMethodID(jni, sys, "setProperty",
-                                                   "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;")
-                       : NULL;
-    if (sp != NULL)
-        (*jni)->CallStaticObjectMethod(jni, sys, sp, (*jni)->NewStringUTF(jni, name),
-                                       (*jni)->NewStringUTF(jni, value));
-    if (sp == NULL || (*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionClear(jni);
-        FAIL("cannot set %s through JNI", name);
-    }
-    (*jni)->PopLocalFrame(jni, NULL);
-}
-
 static void enabler_thread(void *arg)
 {
     (void)arg;
@@ -523,7 +426,7 @@ static void enabler_thread(void *arg)
     jvmpi->RawMonitorExit(sync_mon);
     jint rc = jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL);
     say("enable OBJECT_ALLOC from system thread rc=%d", (int)rc);
-    set_property(current_env(), "jvmpishim.mem.enabled", "1");
+    set_property_or_fail(current_env(), "jvmpishim.mem.enabled", "1");
 }
 
 /* ---- CLASS_LOAD and the phases --------------------------------------------------------- */
@@ -669,7 +572,6 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     if (options != NULL && *options)
         snprintf(mode, sizeof mode, "%s", options);
     if (strcmp(mode, "onload") && strcmp(mode, "marker") && strcmp(mode, "thread") &&
@@ -677,10 +579,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         say("FAIL unknown mode %s", mode);
         return JNI_ERR;
     }
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     onload_env = current_env();
     lock = jvmpi->RawMonitorCreate("_mem_alloc_lock");
@@ -694,11 +594,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         ev[n++] = JVMPI_EVENT_ARENA_NEW;
     if (strcmp(mode, "onload") == 0)
         ev[n++] = JVMPI_EVENT_OBJECT_ALLOC;
-    for (int i = 0; i < n; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, n, 1);
     say("loaded mode=%s", mode);
     return JNI_OK;
 }

@@ -38,22 +38,13 @@
 #include <string.h>
 #include <time.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "mem_gc"
+#define KIT_LINE 2048
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static JVMPI_RawMonitor lock, sync_mon;
 static int stress;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mem_gc: %s\n", line);
-    fflush(stdout);
-}
 
 enum { F_NESTED_START, F_FINISH_NO_START, F_FREE_OUTSIDE, F_FREE_OTHER_THREAD, F_FREE_UNKNOWN,
        F_FREE_TWICE, F_FREE_KEEP, F_ALLOC_TWICE, F_GC_INFO, F_MOVE, F_ARENA_DELETE,
@@ -62,13 +53,7 @@ static const char *fail_name[NFAIL] = {
     "gc_start_nested", "gc_finish_without_start", "free_outside_gc", "free_other_thread",
     "free_unknown_id", "free_twice", "free_of_live_object", "alloc_twice", "gc_info",
     "object_move", "arena_delete", "gc_start_while_disabled", "free_while_disabled", "other"};
-static volatile int fail_counts[NFAIL], g_fails;
-#define FAILK(k, ...)                                                                   \
-    do {                                                                                \
-        __sync_add_and_fetch(&g_fails, 1);                                              \
-        if (__sync_add_and_fetch(&fail_counts[k], 1) <= 5)                              \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
+static volatile int fail_counts[NFAIL];
 
 /* ---- pointer map (open addressing, grows; caller holds lock) ------------------------- */
 
@@ -420,12 +405,9 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     stress = options != NULL && strcmp(options, "stress") == 0;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_mem_gc_lock");
     sync_mon = jvmpi->RawMonitorCreate("_mem_gc_sync");

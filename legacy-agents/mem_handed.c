@@ -26,23 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "mem_handed"
+#define KIT_FAIL_MAX 30
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor lock;
 static int in_gc;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mem_handed: %s\n", line);
-    fflush(stdout);
-}
-static int fails;
-#define FAIL(...) do { if (++fails <= 30) say("FAIL " __VA_ARGS__); } while (0)
 
 /* ---- every id handed out: id -> flags (1 handed, 2 freed) ---- */
 struct map {
@@ -568,7 +559,7 @@ static void notify(JVMPI_Event *ev)
             }
             say("src %s handed=%zu freed=%zu", src_name[s], srcs[s].n, freed);
         }
-        say("shutdown ids=%zu fails=%d", ids.n, fails);
+        say("shutdown ids=%zu fails=%d", ids.n, g_fails);
         jvmpi->RawMonitorExit(lock);
         break;
     default:

@@ -26,27 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static JVMPI_RawMonitor lock;
-static volatile int g_fails;
+#define KIT_NAME "mem_jniref"
+#define KIT_LINE 2048
+#define KIT_FAIL_MAX 20
+#include "kit/out.h"
+#include "kit/checked.h"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mem_jniref: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                       \
-    do {                                                                                \
-        if (__sync_add_and_fetch(&g_fails, 1) <= 20)                                    \
-            say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
+static JVMPI_RawMonitor lock;
 
 #define T0 JVMPI_EVENT_JNI_GLOBALREF_ALLOC
 static const char *type_name[4] = {"GLOBALREF_ALLOC", "GLOBALREF_FREE", "WEAK_GLOBALREF_ALLOC",
@@ -252,11 +238,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options;
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_mem_jniref_lock");
     static const jint evs[] = {JVMPI_EVENT_JNI_GLOBALREF_ALLOC, JVMPI_EVENT_JNI_GLOBALREF_FREE,
@@ -264,11 +247,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
                                JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, JVMPI_EVENT_CLASS_LOAD,
                                JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,
                                JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) {
-        jint rc = jvmpi->EnableEvent(evs[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)evs[i], (int)rc);
-    }
+    enable_events(evs, NELEMS(evs), 1);
     say("loaded");
     return JNI_OK;
 }

@@ -29,24 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "mem_live"
+#include "kit/out.h"
+#include "kit/jvm.h"
+
 static JVMPI_RawMonitor data_lock;
 static int in_gc;
 static void *marker_cid;
 static int dump_requested;
 static const char *dump_why = "?";
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mem_live: %s\n", line);
-    fflush(stdout);
-}
 
 /* ---- id -> class id table (open addressing; tombstones on delete) ---- */
 #define TOMB ((void *)1)

@@ -31,24 +31,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "misuse"
+#include "kit/out.h"
+#include "kit/checked.h"
 
 /* ---- output ---- */
 
 static __thread const char *cur_case; /* the case running on this thread */
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("misuse: %s\n", line);
-    fflush(stdout);
-}
 
 /* The result line of the current case. */
 static void result(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -872,12 +861,9 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     parse_options(options);
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);

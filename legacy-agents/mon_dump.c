@@ -27,34 +27,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "md"
+#define KIT_LINE 4096
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_fails;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("md: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                   \
-    do {                                                                            \
-        __sync_add_and_fetch(&g_fails, 1);                                          \
-        say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
-
-static long long now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 static int wait_flag(volatile int *flag, int ms)
 {
@@ -65,14 +43,6 @@ static int wait_flag(volatile int *flag, int ms)
         usleep(1000);
     }
     return 1;
-}
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
 }
 
 /* ---- threads and classes ------------------------------------------------------------- */
@@ -312,39 +282,6 @@ out:
     }
 }
 
-static char *get_property(JNIEnv *jni, const char *name)
-{
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID gp = (*jni)->GetStaticMethodID(jni, sys, "getProperty",
-                                             "(Ljava/lang/String;)Ljava/lang/String;");
-    jstring k = (*jni)->NewStringUTF(jni, name);
-    jstring v = (jstring)(*jni)->CallStaticObjectMethod(jni, sys, gp, k);
-    char *r = NULL;
-    if (v != NULL) {
-        const char *s = (*jni)->GetStringUTFChars(jni, v, NULL);
-        r = strdup(s);
-        (*jni)->ReleaseStringUTFChars(jni, v, s);
-        (*jni)->DeleteLocalRef(jni, v);
-    }
-    (*jni)->DeleteLocalRef(jni, k);
-    (*jni)->DeleteLocalRef(jni, sys);
-    return r;
-}
-
-static void set_property(JNIEnv *jni, const char *name, const char *value)
-{
-    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
-    jmethodID sp = (*jni)->GetStaticMethodID(jni, sys, "setProperty",
-                                             "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/String;");
-    jstring k = (*jni)->NewStringUTF(jni, name), v = (*jni)->NewStringUTF(jni, value);
-    jobject old = (*jni)->CallStaticObjectMethod(jni, sys, sp, k, v);
-    if (old)
-        (*jni)->DeleteLocalRef(jni, old);
-    (*jni)->DeleteLocalRef(jni, k);
-    (*jni)->DeleteLocalRef(jni, v);
-    (*jni)->DeleteLocalRef(jni, sys);
-}
-
 static void control(void *arg)
 {
     (void)arg;
@@ -460,17 +397,12 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options; (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     static const jint ev[] = {JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,
                               JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_JVM_INIT_DONE,
                               JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        if (jvmpi->EnableEvent(ev[i], NULL) != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) failed", (int)ev[i]);
+    enable_events(ev, NELEMS(ev), 0);
     return JNI_OK;
 }

@@ -30,26 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JVMPI_Interface *jvmpi;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_fails;
+#define KIT_NAME "mon"
+#include "kit/out.h"
+#include "kit/checked.h"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("mon: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                                   \
-    do {                                                                            \
-        __sync_add_and_fetch(&g_fails, 1);                                          \
-        say("FAIL " __VA_ARGS__);                                                   \
-    } while (0)
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- threads and classes from THREAD_START / CLASS_LOAD -------------------------------- */
 
@@ -391,10 +376,8 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)options; (void)reserved;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
     static const jint ev[] = {JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,
                               JVMPI_EVENT_CLASS_LOAD,
@@ -403,11 +386,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
                               JVMPI_EVENT_MONITOR_CONTENDED_EXIT,
                               JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
                               JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
-        jint rc = jvmpi->EnableEvent(ev[i], NULL);
-        if (rc != JVMPI_SUCCESS)
-            FAIL("EnableEvent(%d) returned %d", (int)ev[i], (int)rc);
-    }
+    enable_events(ev, NELEMS(ev), 1);
     say("loaded");
     return JNI_OK;
 }

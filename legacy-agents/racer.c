@@ -41,21 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_MONOTONIC
+#include "kit/jvm.h"
 
 static int opt_slow = 200, opt_daemons, opt_hold = 100, opt_atexit = 300, opt_after = 2000;
 static int pexit_where; /* 0 none, 1 handler, 2 thread, 3 shutdown */
 static int pexit_code;
 
 static long long t0_ms;
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* One line on stdout; with the ms since JVM_OnLoad on stderr, to see where a run spends
  * its time. */

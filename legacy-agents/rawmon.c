@@ -25,34 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
+#define KIT_NAME "rawmon"
+#include "kit/out.h"
+#include "kit/checked.h"
+
 static int opt_async;
-static volatile int g_fails;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("rawmon: %s\n", line);
-    fflush(stdout);
-}
-#define FAIL(...)                                                               \
-    do {                                                                        \
-        __sync_add_and_fetch(&g_fails, 1);                                      \
-        say("FAIL " __VA_ARGS__);                                               \
-    } while (0)
-
-static long long now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 static void sleep_ms(int ms) { usleep((useconds_t)ms * 1000); }
 
@@ -72,14 +49,6 @@ static void set_flag(volatile int *flag, int v)
     __sync_synchronize();
     *flag = v;
     __sync_synchronize();
-}
-
-static JNIEnv *current_env(void)
-{
-    JNIEnv *e = NULL;
-    if ((*g_jvm)->GetEnv(g_jvm, (void **)&e, JNI_VERSION_1_2) != JNI_OK)
-        return NULL;
-    return e;
 }
 
 /* ---- monitors known to the event handler ---------------------------------------------- */
@@ -716,12 +685,9 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
     opt_async = options != NULL && strstr(options, "async") != NULL;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK || jvmpi == NULL) {
-        say("FAIL GetEnv(JVMPI_VERSION_1) failed");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     jvmpi->NotifyEvent = notify;
 
     jint rc = jvmpi->CreateSystemThread("rawmon-early", JVMPI_NORMAL_PRIORITY, onload_thread);

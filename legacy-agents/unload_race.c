@@ -19,21 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static JavaVM *g_jvm;
-static JVMPI_Interface *jvmpi;
-static JVMPI_RawMonitor lock;
+#define KIT_NAME "unload_race"
+#define KIT_LINE 512
+#include "kit/out.h"
+#include "kit/jvm.h"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    printf("unload_race: %s\n", line);
-    fflush(stdout);
-}
+static JVMPI_RawMonitor lock;
 
 #define MAXIDS 4096
 static jobjectID ids[MAXIDS];
