@@ -1,5 +1,5 @@
 #!/bin/bash
-# bci_rewrite.sh — the class-file rewriter (src/classfile.c) on a real JVM, with bytecode
+# bci_rewrite.sh — the class-file rewriter (shim/classfile/) on a real JVM, with bytecode
 # verification of every class (-XX:+BytecodeVerificationLocal/Remote, and -Xverify:all on 17).
 # The native JVMTI agent build/tools/libbcitest.so (tests/tools/bcitest.c) rewrites EVERY class
 # it is given: JDK classes in ClassFileLoadHook from VMStart on, every class loaded before that
