@@ -7,7 +7,19 @@
  * the input or among those appended, so rewriting a class twice or asking for the same
  * hook in many methods adds it once. The input's Utf8 and Integer entries are found by
  * content through a hash table built on the first lookup (a class with nothing to rewrite
- * never pays for it); the few other kinds are searched linearly, which is rare.
+ * never pays for it). The other kinds asked for (Class, NameAndType, Methodref) are
+ * searched linearly, and only when every index they hold is an original entry; the
+ * appended entries, few (the hooks' names and references, ids that need a constant), are
+ * searched linearly too.
+ *
+ * The table is the pool's own (open addressing, 2-byte slots holding pool indices, a hash
+ * that samples 16 bytes), not uthash as elsewhere in the shim: every rewritten class builds
+ * it over its whole pool, and uthash was measured slower at that. Rewriting the 34,097
+ * classes of JDK 17's lib/modules and JDK 25's java.base twice with method probes took
+ * 1.61 s of CPU (best of 7) with this table, 1.77 s with uthash and 1.89 s with uthash
+ * given this table's hash; under callgrind, 3,000 of those classes ran 416 M instructions,
+ * 482 M and 437 M. The hash is not the whole difference: uthash's handle is 56 bytes per
+ * entry, against a 2-byte slot here.
  */
 #include "classfile/internal.h"
 
