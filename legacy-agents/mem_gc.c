@@ -42,6 +42,8 @@
 #define KIT_LINE 2048
 #include "kit/out.h"
 #include "kit/checked.h"
+#define KIT_PMAP_FIRST (1 << 16)
+#include "kit/pmap.h"
 
 static JVMPI_RawMonitor lock, sync_mon;
 static int stress;
@@ -55,57 +57,6 @@ static const char *fail_name[NFAIL] = {
     "object_move", "arena_delete", "gc_start_while_disabled", "free_while_disabled", "other"};
 static volatile int fail_counts[NFAIL];
 
-/* ---- pointer map (open addressing, grows; caller holds lock) ------------------------- */
-
-struct pmap {
-    void **k;
-    uintptr_t *v;
-    size_t cap, n;
-};
-static size_t hash_ptr(void *p, size_t cap)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (cap - 1);
-}
-static size_t pm_index(struct pmap *s, void *key)
-{
-    size_t i = hash_ptr(key, s->cap);
-    while (s->k[i] != NULL && s->k[i] != key)
-        i = (i + 1) & (s->cap - 1);
-    return i;
-}
-static void pm_put(struct pmap *s, void *key, uintptr_t val)
-{
-    if (s->cap == 0 || (s->n + 1) * 2 > s->cap) {
-        struct pmap old = *s;
-        s->cap = old.cap ? old.cap * 2 : 1 << 16;
-        s->k = calloc(s->cap, sizeof *s->k);
-        s->v = calloc(s->cap, sizeof *s->v);
-        s->n = 0;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.k[i] != NULL)
-                pm_put(s, old.k[i], old.v[i]);
-        free(old.k);
-        free(old.v);
-    }
-    size_t i = pm_index(s, key);
-    if (s->k[i] == NULL)
-        s->n++;
-    s->k[i] = key;
-    s->v[i] = val;
-}
-/* Returns a pointer to the value, or NULL if absent. */
-static uintptr_t *pm_ref(struct pmap *s, void *key)
-{
-    if (s->cap == 0 || key == NULL)
-        return NULL;
-    size_t i = pm_index(s, key);
-    return s->k[i] == NULL ? NULL : &s->v[i];
-}
-
 /* ---- state (under lock) -------------------------------------------------------------- */
 
 enum { C_OTHER, C_DROP, C_KEEP, C_LATE, NCAT };
@@ -113,7 +64,7 @@ enum { C_OTHER, C_DROP, C_KEEP, C_LATE, NCAT };
 #define ST_FREED 2
 #define VAL(cat, st) ((uintptr_t)(cat) << 2 | (st))
 
-static struct pmap objects;   /* id -> VAL(category, state) */
+static struct pmap objects;   /* id -> (void *)VAL(category, state) */
 static jobjectID cat_cid[NCAT];
 static long allocs[NCAT], frees[NCAT];
 static long total_allocs, total_frees, allocs_during_bracket, slow_handlers;
@@ -141,12 +92,12 @@ static void on_alloc(JVMPI_Event *ev)
     jvmpi->RawMonitorEnter(lock);
     if (bracket_open)
         allocs_during_bracket++;
-    uintptr_t *v = pm_ref(&objects, id);
+    void **v = pm_ref(&objects, id);
     if (v != NULL)
         FAILK(F_ALLOC_TWICE, "OBJECT_ALLOC id %p reported again (already %s)", (void *)id,
-              (*v & 3) == ST_LIVE ? "live" : "freed");
+              ((uintptr_t)*v & 3) == ST_LIVE ? "live" : "freed");
     else
-        pm_put(&objects, id, VAL(cat, ST_LIVE));
+        pm_put(&objects, id, (void *)VAL(cat, ST_LIVE));
     allocs[cat]++;
     total_allocs++;
     /* Stress: now and then a slow handler holding the lock (as agents that wrote their
@@ -191,14 +142,14 @@ static void on_free(JVMPI_Event *ev)
         window_frees++;
         FAILK(F_FREE_DISABLED, "OBJECT_FREE id %p between DisableGC and EnableGC", (void *)id);
     }
-    uintptr_t *v = pm_ref(&objects, id);
+    void **v = pm_ref(&objects, id);
     if (v == NULL) {
         FAILK(F_FREE_UNKNOWN, "OBJECT_FREE id %p: OBJECT_ALLOC never reported it", (void *)id);
-    } else if ((*v & 3) == ST_FREED) {
+    } else if (((uintptr_t)*v & 3) == ST_FREED) {
         FAILK(F_FREE_TWICE, "OBJECT_FREE id %p: freed twice", (void *)id);
     } else {
-        int cat = (int)(*v >> 2);
-        *v = VAL(cat, ST_FREED);
+        int cat = (int)((uintptr_t)*v >> 2);
+        *v = (void *)VAL(cat, ST_FREED);
         frees[cat]++;
         if (cat == C_KEEP)
             FAILK(F_FREE_KEEP, "OBJECT_FREE id %p of a MemFree$Keep, which is still reachable",

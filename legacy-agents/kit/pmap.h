@@ -79,6 +79,15 @@ KIT_FN int pm_get(struct pmap *s, void *key, void **val)
     return 1;
 }
 
+/* Where key's value is kept, to read or change it in place, or NULL for an unknown key. */
+KIT_FN void **pm_ref(struct pmap *s, void *key)
+{
+    if (s->cap == 0 || key == NULL)
+        return NULL;
+    void **slot = pm_slot(s, key);
+    return *slot == NULL ? NULL : &s->v[slot - s->k];
+}
+
 /* The value of key, or NULL for an unknown key. */
 KIT_FN void *pm_find(struct pmap *s, void *key)
 {
