@@ -19,6 +19,10 @@
  * for the ordering instead (an asymmetric Dekker pairing: the phase store, membarrier,
  * then the counts): a locked add and sub per event were a third of event_post's time.
  * Without membarrier the counts are atomic adds on the same per-thread records.
+ *
+ * The switchboard sits below the areas that post through it (shim/README.md): announcing
+ * the thread an event names, or holding the event back until it can be, is threads/' work,
+ * reached through the functions threads/ registers (events_set_thread_upcalls).
  */
 #include "core/api.h"
 #include "core/worker.h"

@@ -104,7 +104,6 @@ bool gc_gate_active(void)
     return events_any(JVMPI_EVENT_GC_START) || events_any(JVMPI_EVENT_OBJECT_FREE);
 }
 
-
 /* Close the gate: wait (bounded) until no region is open but the caller's own (own: 1 if
  * the caller is inside one). yield: give up at once for a thread waiting to post inline. */
 bool gc_gate_close(long own, bool yield)

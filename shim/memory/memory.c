@@ -1,5 +1,5 @@
 /* memory.c — OBJECT_ALLOC / OBJECT_FREE / OBJECT_MOVE, ARENA_NEW / ARENA_DELETE,
- * GC_START / GC_FINISH, and the GC gate.
+ * GC_START / GC_FINISH brackets (the gate they close is events/gate.c).
  *
  * OBJECT_ALLOC: JVMTI SampledObjectAlloc with a sampling interval of 0 reports every
  * object the heap really allocates (TLAB fast paths and VM-internal allocations included;
@@ -33,13 +33,13 @@
  * thread about to post them posts the brackets still owed itself (memory_deliver_frees),
  * and the worker's task for that collection finds nothing left to do.
  *
- * The gate gives JVMPI's "GC is disabled while an event carrying ids runs" its meaning:
- * event deliveries and DisableGC spans are regions; a bracket waits for regions to drain
- * and holds new ones back (except on the worker itself). DisableGC holds a bracket back for
- * as long as it lasts. If event regions do not drain within GATE_WAIT_MS (an agent may hold
- * its own lock in a region that another region waits for), the bracket opens the gate, lets
- * them run, and tries again; a thread held at the gate waits at most a second. So no
- * arrangement of agent locks can deadlock on it. (JVMPI-suspended threads are not regions:
+ * The gate (events/gate.c) gives JVMPI's "GC is disabled while an event carrying ids runs"
+ * its meaning: event deliveries and DisableGC spans are regions; a bracket waits for
+ * regions to drain and holds new ones back (except on the worker itself). DisableGC holds a
+ * bracket back for as long as it lasts. If event regions do not drain within
+ * GC_GATE_WAIT_MS (an agent may hold its own lock in a region that another region waits
+ * for), the bracket opens the gate, lets them run, and tries again; a thread held at the
+ * gate waits at most a second. So no arrangement of agent locks can deadlock on it. (JVMPI-suspended threads are not regions:
  * with ids that never move, a suspended thread needs no GC held back.) No shim mutex is
  * held across any call into the agent or the VM.
  *

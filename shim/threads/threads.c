@@ -741,6 +741,8 @@ static void flush_held(void)
             } /* else it died while held: its OBJECT_FREE was dropped as well */
             if (up_snap_free != NULL)
                 up_snap_free(&h[i].trace);
+            else
+                free(h[i].trace.frames); /* copied from a held event's trace above */
         }
         free(h);
     }
