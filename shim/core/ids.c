@@ -16,7 +16,6 @@
  */
 #include "core/ids.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

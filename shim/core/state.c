@@ -81,7 +81,6 @@ void shim_set_current_jni(JNIEnv *jni)
     tl_jni = jni;
 }
 
-
 /* The instance whose library contains code address pc (a caller's return address), or
  * NULL: how JNI calls are told apart by agent (memory/jniref.c). */
 struct instance *shim_instance_at(const void *pc)

@@ -15,7 +15,6 @@ jint loader_open(struct instance *inst);
 jint loader_call_onload(struct instance *inst);
 void loader_init_proxy_vm(struct instance *inst);
 
-
 /* ---- interface.c ---- */
 void interface_init(struct instance *inst);
 struct instance *interface_instance_of(const JVMPI_Interface *iface);
