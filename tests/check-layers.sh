@@ -34,13 +34,15 @@ for f in shim/*.[ch] shim/*/*.[ch]; do
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | grep -v '^jvmpi\.h$')
 done
 # Symbols: which folder defines each global symbol of the shim's objects.
-objs=$(ls build/obj/*.o build/obj/*/*.o 2>/dev/null)
+# Only objects whose source is still there: a stale one (of a file that moved) would name a
+# symbol's folder wrongly.
+objs=$(for o in build/obj/*.o build/obj/*/*.o; do
+         s=shim/${o#build/obj/}; [ -f "${s%.o}.c" ] && echo "$o"; done)
 if [ -n "$objs" ]; then
   defs=$(for o in $objs; do d=$(dirname "${o#build/obj/}"); nm -g --defined-only "$o" | awk -v d="$d" -v o="$o" '{print $3, d, o}'; done | sort -k1,1)
   for o in $objs; do
     from=$(dirname "${o#build/obj/}")
     src=shim/${o#build/obj/}; src=${src%.o}.c
-    [ -f "$src" ] || continue  # a stale object of a file that moved
     while read -r sym to def; do
       if allowed "$from" "$to"; then pass=$((pass + 1)); else bad "$src uses $sym from $to/ (${def#build/obj/}): $from/ may not use $to/"; fi
     done < <(nm -u "$o" | awk '{print $2}' | sort -u | join - <(echo "$defs"))
