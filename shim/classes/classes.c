@@ -16,8 +16,8 @@
  * classes_id_announced(), which posts CLASS_LOAD to each instance that enabled it and has
  * not yet seen the class (bit per instance in the record; a thread that finds another one
  * mid-announcement waits for it, without a time limit: no claim is ever held by a thread
- * stopped at the start gate; a dump an agent asked for waits for no other thread:
- * classes_id_for_dump). That covers classes loaded before the agent, hidden
+ * stopped at the start gate; inside a JVMPI call nothing waits for another thread or links a
+ * class: see announce()). That covers classes loaded before the agent, hidden
  * classes and classes first seen on compiler or service threads. At start-up the loaded
  * classes are replayed (HotSpot did that too).
  *
@@ -460,7 +460,7 @@ static pthread_cond_t ann_cond = PTHREAD_COND_INITIALIZER;
  * class of that name and loader that is never announced; the list is capped. Under ann_lock. */
 struct pending_def {
     char *name;                 /* internal, "a/b/C" */
-    jweak loader;               /* NULL: the boot loader */
+    jlong loader;               /* loader_key(): 0 for the boot loader */
     JNIEnv *jni;                /* the defining thread */
     struct pending_def *next;
 };
@@ -471,7 +471,58 @@ static _Atomic int npending;
 struct class_key {
     char *name;                 /* internal name (malloc) */
     jobject loader;             /* local reference or NULL */
+    jlong lkey;                 /* loader_key(loader) */
 };
+
+/* Class loaders are told apart under ann_lock without a JNI call (IsSameObject enters the
+ * VM, where a thread an agent suspends would stop holding the lock: shim.h): each loader
+ * gets a serial, kept as its tag in a JVMTI environment of the shim's own, whose tags are
+ * private to it (no id, no OBJECT_FREE) and go with the loader. The boot loader is 0; -1
+ * when that environment could not be had (no definition is then recorded). */
+static jvmtiEnv *key_env;
+static _Atomic jlong next_loader_key = 1;
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
+
+static jlong loader_key(jobject loader)
+{
+    if (loader == NULL)
+        return 0;
+    if (key_env == NULL)
+        return -1;
+    jlong k = 0;
+    if ((*key_env)->GetTag(key_env, loader, &k) == JVMTI_ERROR_NONE && k != 0)
+        return k;
+    shim_crit_begin(); /* JVMTI calls under a shim lock */
+    pthread_mutex_lock(&key_lock);
+    if ((*key_env)->GetTag(key_env, loader, &k) == JVMTI_ERROR_NONE && k == 0) {
+        k = atomic_fetch_add(&next_loader_key, 1);
+        if (!jvmti_ok_at((*key_env)->SetTag(key_env, loader, k), LOG_WARN,
+                         "tagging a class loader to tell definitions apart"))
+            k = -1;
+    }
+    pthread_mutex_unlock(&key_lock);
+    shim_crit_end();
+    return k != 0 ? k : -1;
+}
+
+static void loader_keys_init(void)
+{
+    jvmtiEnv *e = NULL;
+    jvmtiCapabilities c;
+    memset(&c, 0, sizeof c);
+    c.can_tag_objects = 1;
+    if ((*g_shim.vm)->GetEnv(g_shim.vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || e == NULL) {
+        log_warn("CLASS_LOAD: no JVMTI environment to tell class loaders apart; a class found "
+                 "by another thread while it is being defined is announced by that thread");
+        return;
+    }
+    if (!jvmti_ok_at((*e)->AddCapabilities(e, &c), LOG_WARN,
+                     "AddCapabilities(can_tag_objects) to tell class loaders apart")) {
+        (*e)->DisposeEnvironment(e);
+        return;
+    }
+    key_env = e;
+}
 
 static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
 {
@@ -479,6 +530,7 @@ static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
     char *sig = NULL;
     k->name = NULL;
     k->loader = NULL;
+    k->lkey = -1;
     if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE)
         return false;
     size_t n = strlen(sig);
@@ -493,7 +545,8 @@ static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
     if (k->name == NULL)
         return false;
     (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &k->loader);
-    return true;
+    k->lkey = loader_key(k->loader);
+    return k->lkey >= 0;
 }
 
 static void class_key_free(JNIEnv *jni, struct class_key *k)
@@ -503,11 +556,9 @@ static void class_key_free(JNIEnv *jni, struct class_key *k)
         (*jni)->DeleteLocalRef(jni, k->loader);
 }
 
-static bool pending_match(JNIEnv *jni, const struct pending_def *p, const char *name, jobject loader)
+static bool pending_match(const struct pending_def *p, const char *name, jlong lkey)
 {
-    return strcmp(p->name, name) == 0 &&
-           ((p->loader == NULL) == (loader == NULL)) &&
-           (loader == NULL || (*jni)->IsSameObject(jni, p->loader, loader));
+    return p->loader == lkey && strcmp(p->name, name) == 0;
 }
 
 /* At a hook: this thread is about to define name in loader. */
@@ -518,8 +569,13 @@ static void pending_add(JNIEnv *jni, const char *name, jobject loader)
         free(p);
         return;
     }
-    p->loader = loader ? (*jni)->NewWeakGlobalRef(jni, loader) : NULL;
+    p->loader = loader_key(loader);
     p->jni = jni;
+    if (p->loader < 0) {
+        free(p->name);
+        free(p);
+        return;
+    }
     struct pending_def *drop = NULL;
     pthread_mutex_lock(&ann_lock);
     p->next = pending_defs;
@@ -537,8 +593,6 @@ static void pending_add(JNIEnv *jni, const char *name, jobject loader)
     pthread_mutex_unlock(&ann_lock);
     while (drop != NULL) {
         struct pending_def *n = drop->next;
-        if (drop->loader)
-            (*jni)->DeleteWeakGlobalRef(jni, drop->loader);
         free(drop->name);
         free(drop);
         drop = n;
@@ -578,20 +632,19 @@ static bool already_loaded(JNIEnv *jni, jobject loader, const char *name)
 static bool pending_other_locked(JNIEnv *jni, const struct class_key *k)
 {
     for (struct pending_def *p = pending_defs; p; p = p->next)
-        if (p->jni != jni && pending_match(jni, p, k->name, k->loader))
+        if (p->jni != jni && pending_match(p, k->name, k->lkey))
             return true;
     return false;
 }
 
 /* Unlinks the entries of name and loader (only those of thread only, if not NULL); caller
  * holds ann_lock, frees the list after. */
-static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_key *k,
-                                               JNIEnv *only)
+static struct pending_def *pending_take_locked(const struct class_key *k, JNIEnv *only)
 {
     struct pending_def *taken = NULL, **pp = &pending_defs;
     while (*pp) {
         struct pending_def *p = *pp;
-        if ((only == NULL || p->jni == only) && pending_match(jni, p, k->name, k->loader)) {
+        if ((only == NULL || p->jni == only) && pending_match(p, k->name, k->lkey)) {
             *pp = p->next;
             p->next = taken;
             taken = p;
@@ -603,12 +656,10 @@ static struct pending_def *pending_take_locked(JNIEnv *jni, const struct class_k
     return taken;
 }
 
-static void pending_free(JNIEnv *jni, struct pending_def *p)
+static void pending_free(struct pending_def *p)
 {
     while (p != NULL) {
         struct pending_def *n = p->next;
-        if (p->loader)
-            (*jni)->DeleteWeakGlobalRef(jni, p->loader);
         free(p->name);
         free(p);
         p = n;
@@ -624,11 +675,11 @@ static void pending_begin(JNIEnv *jni, const char *name, jobject loader)
     pending_add(jni, name, loader);
     if (loader == NULL || !already_loaded(jni, loader, name))
         return;
-    struct class_key k = {.name = (char *)name, .loader = loader};
+    struct class_key k = {.name = (char *)name, .loader = loader, .lkey = loader_key(loader)};
     pthread_mutex_lock(&ann_lock);
-    struct pending_def *taken = pending_take_locked(jni, &k, jni);
+    struct pending_def *taken = pending_take_locked(&k, jni);
     pthread_mutex_unlock(&ann_lock);
-    pending_free(jni, taken);
+    pending_free(taken);
 }
 
 /* Is the class being defined by another thread, which will post its CLASS_LOAD? */
@@ -683,23 +734,31 @@ static struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls);
  * put it in its dictionary, where this thread found it while parsing its subclass, but the
  * definer has not posted yet) nor another thread's delivery of it (claimed, its handler not
  * yet returned). This thread's own claims do not count (handlers nest). Without a time
- * limit, like the other waits: only a definer's link or an agent's handler holds it up. */
-static void wait_for_super(JNIEnv *jni, jclass super)
+ * limit, like the other waits: only a definer's link or an agent's handler holds it up.
+ * With wait false (inside a JVMPI call, which waits for no handler) only tells whether it
+ * would have waited. */
+static bool wait_for_super(JNIEnv *jni, jclass super, bool wait)
 {
     struct class_rec *r = rec_of_cached(jni, super);
     if (r == NULL || announcing_here(r) || !announcing_room())
-        return;
-    wait_for_definer(jni, r, super);
+        return false;
+    if (!wait && defined_elsewhere(jni, r, super))
+        return true;
+    if (wait)
+        wait_for_definer(jni, r, super);
     uint32_t on = 0;
     for (int i = 0; i < g_shim.ninst; i++)
         if (event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD))
             on |= 1u << i;
     if (!(atomic_load(&r->claimed) & ~atomic_load(&r->announced) & on))
-        return;
+        return false;
+    if (!wait)
+        return true;
     pthread_mutex_lock(&ann_lock);
     while (atomic_load(&r->claimed) & ~atomic_load(&r->announced) & on)
         pthread_cond_wait(&ann_cond, &ann_lock);
     pthread_mutex_unlock(&ann_lock);
+    return false;
 }
 
 /* HotSpot posted the CLASS_LOAD of a superclass and of the interfaces defined during a
@@ -710,48 +769,84 @@ static void wait_for_super(JNIEnv *jni, jclass super)
  * direct supertypes that are being announced. Called after the class is linked (JVMTI lists
  * interfaces of prepared classes only). By induction over the hierarchy (each supertype's
  * own announcement waited for its supertypes), the order holds all the way up; the waits go
- * up the hierarchy only, so they cannot form a cycle among themselves. */
-static void wait_for_supers(JNIEnv *jni, jclass cls)
+ * up the hierarchy only, so they cannot form a cycle among themselves. With wait false,
+ * returns whether some supertype's CLASS_LOAD is still on its way elsewhere. */
+static bool wait_for_supers(JNIEnv *jni, jclass cls, bool wait)
 {
     jint st = 0;
     if (cls == NULL || atomic_load(&g_shim.phase) < PHASE_LIVE ||
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
         (st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)) ||
         !(st & JVMTI_CLASS_STATUS_PREPARED))
-        return;
+        return false;
+    bool busy = false;
     jclass sup = (*jni)->GetSuperclass(jni, cls);
     if (sup != NULL) {
-        wait_for_super(jni, sup);
+        busy = wait_for_super(jni, sup, wait);
         (*jni)->DeleteLocalRef(jni, sup);
     }
     jint ni = 0;
     jclass *ifs = NULL;
     if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs) != JVMTI_ERROR_NONE)
-        return;
+        return busy;
     for (jint i = 0; i < ni; i++) {
-        wait_for_super(jni, ifs[i]);
+        if (!busy)
+            busy = wait_for_super(jni, ifs[i], wait);
         (*jni)->DeleteLocalRef(jni, ifs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ifs);
+    return busy;
+}
+
+static bool class_prepared(jclass cls)
+{
+    jint st = 0;
+    return cls != NULL &&
+           (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) == JVMTI_ERROR_NONE &&
+           (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY |
+                  JVMTI_CLASS_STATUS_PRIMITIVE));
+}
+
+/* Linking a class runs Java code (ensure_linked), which can wait for other threads: not
+ * inside a JVMPI call (shim.h). The worker links it instead, in the background, so that the
+ * next event or request that names it finds it prepared; its CLASS_LOAD comes at that next
+ * use, on that thread. */
+static void link_on_worker(JNIEnv *jni, void *arg)
+{
+    jclass g = arg;
+    ensure_linked(jni, g);
+    (*jni)->DeleteGlobalRef(jni, g);
+}
+
+static void link_later(JNIEnv *jni, jclass cls)
+{
+    jclass g = (*jni)->NewGlobalRef(jni, cls);
+    if (g != NULL && !worker_submit(link_on_worker, g))
+        (*jni)->DeleteGlobalRef(jni, g);
 }
 
 /* Post CLASS_LOAD to every instance that enabled it and has not had it. Exactly one
  * thread posts per instance; others wait until it is delivered. A use of the class from
  * inside its own CLASS_LOAD handler (the agent asks GetMethodClass for its methods) does
- * not wait: the agent is being told about the class at that very moment. */
-/* Set while this thread builds a dump an agent asked for (classes_id_for_dump): announce()
- * then waits for no other thread. */
-static _Thread_local bool tl_for_dump;
-
+ * not wait: the agent is being told about the class at that very moment.
+ *
+ * Inside a JVMPI call (GetCallTrace, GetMethodClass, a dump or a request the agent makes,
+ * perhaps holding the lock another thread's CLASS_LOAD handler waits for) nothing here
+ * waits or links (shim.h): a class another thread is defining or delivering, or one whose
+ * supertype's CLASS_LOAD is still on its way elsewhere, is left to that thread (HotSpot's
+ * CLASS_LOAD came from the defining thread too, and a call trace could name a class whose
+ * CLASS_LOAD had not reached the agent yet); a class not yet linked is linked by the worker
+ * and announced at its next use. */
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
         return;
-    /* A dump built while another thread defines the class: that thread's CLASS_LOAD handler
-     * may be waiting for a lock the agent holds around its RequestEvent (HPROF's one lock),
-     * so waiting for it here would never end. */
-    if (tl_for_dump && atomic_load(&g_shim.phase) >= PHASE_LIVE && defined_elsewhere(jni, r, cls))
+    bool in_call = shim_in_call();
+    if (in_call && defined_elsewhere(jni, r, cls)) {
+        report_note(REP_CALL_NO_WAIT, "a class another thread was defining was left to that "
+                    "thread's CLASS_LOAD");
         return;
+    }
     /* The probe class is the shim's: never announced. */
     jclass hook = up_probe_class != NULL ? up_probe_class() : NULL;
     if (hook != NULL && cls != NULL && (*jni)->IsSameObject(jni, cls, hook))
@@ -762,18 +857,31 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
               !(atomic_load(&r->announced) & (1u << i));
     if (!any)
         return;
-    /* No claim is ever held by a thread stopped at the start gate: such a thread waits there
-     * first, so the start-up announcement on the init thread, which needs every class it
-     * meets defined, makes each definition itself instead of waiting for one that cannot
-     * come before the gate opens. */
-    events_gate_wait();
-    /* A class being defined on another thread (between its JVMTI ClassLoad and its
-     * CLASS_LOAD): that thread posts it, as HotSpot did, so wait for it. It is not held up
-     * by the start gate (it waited there before it became the definer). */
-    wait_for_definer(jni, r, cls);
-    ensure_linked(jni, cls);
-    /* Its superclass and interfaces first, if their CLASS_LOAD is still to come elsewhere. */
-    wait_for_supers(jni, cls);
+    if (!in_call) {
+        /* No claim is ever held by a thread stopped at the start gate: such a thread waits
+         * there first, so the start-up announcement on the init thread, which needs every
+         * class it meets defined, makes each definition itself instead of waiting for one
+         * that cannot come before the gate opens. */
+        events_gate_wait();
+        /* A class being defined on another thread (between its JVMTI ClassLoad and its
+         * CLASS_LOAD): that thread posts it, as HotSpot did, so wait for it. It is not held
+         * up by the start gate (it waited there before it became the definer). */
+        wait_for_definer(jni, r, cls);
+        ensure_linked(jni, cls);
+        /* Its superclass and interfaces first, if their CLASS_LOAD is still to come
+         * elsewhere. */
+        wait_for_supers(jni, cls, true);
+    } else if (!class_prepared(cls)) {
+        link_later(jni, cls);
+        report_note(REP_CALL_NO_WAIT, "a class not yet linked was not announced inside a "
+                    "JVMPI call (linking runs Java code); the worker links it, and its "
+                    "CLASS_LOAD comes at its next use");
+        return;
+    } else if (wait_for_supers(jni, cls, false)) {
+        report_note(REP_CALL_NO_WAIT, "a class whose supertype's CLASS_LOAD was on its way "
+                    "on another thread was left to its next use");
+        return;
+    }
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         uint32_t bit = 1u << i;
@@ -795,9 +903,9 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
         /* Another thread is delivering it: the agent's CLASS_LOAD handler runs there, past
          * the start gate (see above). Wait for it to return, with no time limit: HotSpot too
          * let no thread use a class before its CLASS_LOAD handler had returned on the
-         * defining thread; only the agent's own handler can hold this up. Not for a dump
-         * (see tl_for_dump): the agent may hold the lock that handler waits for. */
-        if (tl_for_dump)
+         * defining thread; only the agent's own handler can hold this up. Not inside a JVMPI
+         * call: the agent may hold the lock that handler waits for. */
+        if (in_call)
             continue;
         pthread_mutex_lock(&ann_lock);
         while (!(atomic_load(&r->announced) & bit))
@@ -820,14 +928,14 @@ jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
     return ids_from_tag(r->tag);
 }
 
-jobjectID classes_id_for_dump(JNIEnv *jni, jclass cls)
+void classes_prepare(JNIEnv *jni, jclass cls)
 {
-    bool outer = !tl_for_dump;
-    tl_for_dump = true;
-    jobjectID id = classes_id_announced(jni, cls);
-    if (outer)
-        tl_for_dump = false;
-    return id;
+    if (class_prepared(cls))
+        return;
+    if (shim_in_call())
+        link_later(jni, cls);
+    else
+        ensure_linked(jni, cls);
 }
 
 jobjectID classes_register(JNIEnv *jni, jclass cls)
@@ -962,6 +1070,9 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
                 if ((*jni)->ExceptionCheck(jni))
                     (*jni)->ExceptionClear(jni);
                 if (elem != NULL) {
+                    /* An agent may ask CLASS_LOAD for the element class from its handler,
+                     * inside a JVMPI call, where it could not be linked (announce()). */
+                    classes_prepare(jni, elem);
                     cid = classes_id_announced(jni, elem);
                     (*jni)->DeleteLocalRef(jni, elem);
                 }
@@ -1028,14 +1139,14 @@ static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     struct class_rec *r = on ? rec_of(jni, cls) : NULL;
     /* From the hook's entry to the record's definer in one step, for threads waiting. */
     pthread_mutex_lock(&ann_lock);
-    struct pending_def *taken = keyed ? pending_take_locked(jni, &k, NULL) : NULL;
+    struct pending_def *taken = keyed ? pending_take_locked(&k, NULL) : NULL;
     if (r != NULL) {
         atomic_store(&r->definer, jni);
         atomic_store(&r->loaded, true);
     }
     pthread_cond_broadcast(&ann_cond);
     pthread_mutex_unlock(&ann_lock);
-    pending_free(jni, taken);
+    pending_free(taken);
     if (keyed)
         class_key_free(jni, &k);
     if (r == NULL)
@@ -1139,6 +1250,24 @@ bool classes_on_free(jlong tag)
 
 /* ---- RequestEvent(CLASS_LOAD, class id) ---- */
 
+static void refuse_not_linked(struct instance *inst, jobjectID id, jclass cls)
+{
+    char *sig = NULL;
+    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL);
+    static _Atomic bool warned;
+    int level = atomic_exchange(&warned, true) ? LOG_INFO : LOG_WARN;
+    log_msg(level, "agent %d: RequestEvent(CLASS_LOAD, %p): class %s is loaded but not yet "
+           "linked; JVMTI lists its methods and fields only once it is linked, and linking it "
+           "inside a JVMPI call could wait for another thread's event handler: JVMPI_FAIL (the "
+           "shim links it now in the background: a request made later succeeds)%s",
+           inst->slot, (void *)id, sig ? sig : "?",
+           level == LOG_WARN ? "; further cases are logged at level info" : "");
+    report_note(REP_CALL_NO_WAIT, "RequestEvent(CLASS_LOAD) for a class not yet linked: "
+                "JVMPI_FAIL, and the worker links it");
+    if (sig)
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+}
+
 static jint request_class_load(struct instance *inst, void *arg)
 {
     JNIEnv *jni = shim_current_jni();
@@ -1183,11 +1312,14 @@ static jint request_class_load(struct instance *inst, void *arg)
                                           "class data: JVMPI_FAIL", (void *)id);
         } else {
             struct class_rec *cr = rec_of(jni, cls);
-            if (cr != NULL) {
-                /* A class named before it was linked (an array of it was allocated): its
-                 * methods and fields, as HotSpot had them from the definition. */
-                if (atomic_load(&cr->saved) == NULL)
-                    ensure_linked(jni, cls);
+            if (cr != NULL && atomic_load(&cr->saved) == NULL && !class_prepared(cls)) {
+                /* A class named before it was linked (an array of it was allocated, a dump
+                 * holds its mirror): JVMTI lists its members only once it is linked, and
+                 * linking here, inside the agent's call, could wait for another thread's
+                 * handler (shim.h). The worker links it; a request after that succeeds. */
+                link_later(jni, cls);
+                refuse_not_linked(inst, id, cls);
+            } else if (cr != NULL) {
                 if (post_class_load(jni, inst, cr, cls, true))
                     rc = JVMPI_SUCCESS;
                 else
@@ -1330,6 +1462,7 @@ static void unload_changed(int t, bool any)
 
 void classes_module_init(void)
 {
+    loader_keys_init();
     struct event_row load = {.kind = EVK_ON,
                              .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
                              .request = request_class_load};

@@ -9,14 +9,17 @@
 #define BCI_NATIVE_PREFIX "$$jvmpi$$"
 
 /* The id of a class, making sure every instance that enabled CLASS_LOAD has been told
- * about it first (definition before use). For events that carry a class id. */
+ * about it first (definition before use). For events that carry a class id. Inside a JVMPI
+ * call (a dump or a request the agent made, GetCallTrace, GetMethodClass) it waits for no
+ * other thread and links nothing: a class being defined or announced on another thread, or
+ * not yet linked, gets its id at once and its CLASS_LOAD from that thread or at its next
+ * use, as on HotSpot, whose dumps and call traces could name classes still in their
+ * CLASS_LOAD (shim.h, shim_in_call). */
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
-/* The same for a dump an agent asked for (HEAP_DUMP, OBJECT_DUMP, MONITOR_DUMP): a class
- * being defined or announced on another thread is not waited for (the requesting thread may
- * hold the agent lock that thread's CLASS_LOAD handler is waiting for): its id is named
- * at once and its CLASS_LOAD comes from that thread, as on HotSpot, whose dumps named the
- * mirrors of classes still in their CLASS_LOAD. */
-jobjectID classes_id_for_dump(JNIEnv *jni, jclass cls);
+/* Link cls if it is not yet (as reflection would: no static initializer runs), so that its
+ * members can be listed when an agent asks for its CLASS_LOAD from inside a JVMPI call, where
+ * it could not be linked; inside a call the worker links it in the background. */
+void classes_prepare(JNIEnv *jni, jclass cls);
 /* The id of a class with a table record, announcing nothing (arrays, unprepared classes). */
 jobjectID classes_register(JNIEnv *jni, jclass cls);
 /* Same for the class declaring a method; returns the class id. */

@@ -12,7 +12,9 @@
  * threads tagging the same object at once would both set a tag. A small lock makes the
  * check-then-set atomic. It is held only across these two tag-map calls, which neither
  * block on other Java threads nor call back into the shim, so it cannot deadlock (a thread
- * waiting on it sits in native code and does not hold up a safepoint).
+ * waiting on it sits in native code and does not hold up a safepoint); and, as every lock
+ * held across a JVMTI call, inside a critical section (shim_crit_begin), so that no thread
+ * an agent suspends stops while it holds it.
  */
 #include "core/ids.h"
 
@@ -56,6 +58,7 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
     if (tag != 0)
         return ids_from_tag(tag);
     /* The id space is 41 bits: more than two trillion objects before it could wrap. */
+    shim_crit_begin();
     pthread_mutex_lock(&tag_lock);
     err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
     if (err == JVMTI_ERROR_NONE && tag == 0) {
@@ -65,6 +68,7 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
             tag = 0;
     }
     pthread_mutex_unlock(&tag_lock);
+    shim_crit_end();
     if (err != JVMTI_ERROR_NONE)
         jvmti_ok_at(err, LOG_WARN, "tagging an object to give it a jobjectID");
     return ids_from_tag(tag);
@@ -75,6 +79,7 @@ jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong 
     (void)jni;
     jlong tag = 0;
     bool claimed = false;
+    shim_crit_begin();
     pthread_mutex_lock(&tag_lock);
     jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
     if (err == JVMTI_ERROR_NONE && !(tag & TAG_ALLOCATED)) {
@@ -87,6 +92,7 @@ jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong 
         }
     }
     pthread_mutex_unlock(&tag_lock);
+    shim_crit_end();
     if (err != JVMTI_ERROR_NONE)
         jvmti_ok_at(err, LOG_WARN, "tagging an object to announce its allocation");
     *tag_out = claimed ? tag : 0;
@@ -316,6 +322,7 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
         if (ids_tl_hand[i].id == want)
             return (*jni)->NewLocalRef(jni, ids_tl_hand[i].ref);
     jobject r = NULL;
+    shim_crit_begin();
     pthread_mutex_lock(&idx_lock);
     bool ok = want < idx.covered || idx_rebuild(jni);
     if (ok) {
@@ -324,6 +331,7 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
             r = (*jni)->NewLocalRef(jni, *w);
     }
     pthread_mutex_unlock(&idx_lock);
+    shim_crit_end();
     if (r == NULL)
         *why = ok ? IDS_WHY_DEAD : "the id index could not be built";
     return r;

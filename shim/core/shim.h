@@ -150,6 +150,71 @@ static inline bool shim_own_java(void) { return shim_own_java_depth > 0; }
 static inline void shim_own_java_begin(void) { shim_own_java_depth++; }
 static inline void shim_own_java_end(void) { shim_own_java_depth--; }
 
+/* JVMPI calls in progress on this thread, counted by the trampolines (face/interface.c).
+ * An agent calls JVMPI functions while it holds its own locks, and other threads' event
+ * handlers wait for those locks: a sampler holds its one lock around GetCallTrace of a
+ * thread whose CLASS_LOAD handler waits for that lock. So nothing the shim does inside a
+ * call (at any depth: the handlers of requested events run inside RequestEvent) may wait for
+ * another thread's event handler, nor run Java code that could (linking a class loads
+ * classes, and a thread defining one may be in a CLASS_LOAD handler, holding its loader's
+ * lock): where the shim waits or links outside a call, inside one it steps aside and says
+ * what it left (docs/design.md, "No JVMPI call waits for a handler"). Defined in
+ * core/state.c. */
+extern _Thread_local int shim_call_depth;
+static inline bool shim_in_call(void) { return shim_call_depth > 0; }
+
+/* Suspension guard. JVMTI suspends a thread in native code only when it next enters the VM
+ * (a JNI or JVMTI call), so a thread the agent suspends (JVMPI SuspendThread, or the dumps'
+ * stop-the-world) could stop inside a JVMTI call made while it holds a shim lock, and the
+ * suspender, a sampler that then asks GetCallTrace of that very thread, would wait for the
+ * lock for ever. So every section that holds a shim lock across a JNI or JVMTI call is a
+ * critical section (shim_crit_begin/end, before taking the lock and after releasing it), and
+ * a suspender first holds the target's guard: a thread inside a critical section is not
+ * suspended yet (the suspender retries), and a held thread does not enter one (it waits in
+ * native code until it is released, as if suspended). A Dekker pairing of two sequentially
+ * consistent stores and loads: either the suspender sees the section or the thread sees the
+ * hold. Only sections that cannot wait for another thread's handler are critical (a held
+ * thread may not be suspendable for their length). threads/ keeps one guard per thread
+ * record and finds the calling thread's (shim_guard_set_finder). Defined in core/state.c. */
+struct shim_guard {
+    _Atomic int crit;   /* critical sections the thread is in (written by it alone) */
+    _Atomic int hold;   /* suspenders holding it */
+};
+extern _Thread_local struct shim_guard *shim_tl_guard;
+struct shim_guard *shim_guard_self_slow(void);
+void shim_guard_wait(struct shim_guard *g);
+static inline void shim_crit_begin(void)
+{
+    struct shim_guard *g = shim_tl_guard;
+    if (g == NULL && (g = shim_guard_self_slow()) == NULL)
+        return;
+    int depth = atomic_load_explicit(&g->crit, memory_order_relaxed);
+    if (depth > 0) {
+        atomic_store_explicit(&g->crit, depth + 1, memory_order_relaxed);
+        return;
+    }
+    for (;;) {
+        atomic_store(&g->crit, 1);
+        if (atomic_load(&g->hold) == 0)
+            return;
+        atomic_store(&g->crit, 0);
+        shim_guard_wait(g);
+    }
+}
+static inline void shim_crit_end(void)
+{
+    struct shim_guard *g = shim_tl_guard;
+    if (g != NULL)
+        atomic_store_explicit(&g->crit, atomic_load_explicit(&g->crit, memory_order_relaxed) - 1,
+                              memory_order_release);
+}
+/* For a suspender: hold g (true) once its thread is outside every critical section, trying
+ * for a bounded time; false if the thread stayed inside (then do not suspend it now). */
+bool shim_guard_hold(struct shim_guard *g);
+void shim_guard_release(struct shim_guard *g);
+/* threads/ tells how to find the calling thread's guard (NULL: a thread no agent can name). */
+void shim_guard_set_finder(struct shim_guard *(*find)(void));
+
 /* ---- core/state.c ---- */
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */

@@ -8,10 +8,12 @@
 #include "core/api.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct shim g_shim = {
     .life_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -95,6 +97,7 @@ struct instance *shim_instance_at(const void *pc)
 }
 
 _Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
+_Thread_local int shim_call_depth;     /* see shim_in_call() in shim.h */
 
 /* The JVMPI functions' names, in table order (log lines, the migration report). */
 const char *const jvmpi_fn_names[FN_COUNT] = {
@@ -104,3 +107,57 @@ const char *const jvmpi_fn_names[FN_COUNT] = {
 #undef NAME_X
 #undef NAME_V
 };
+
+/* ---- the suspension guard (shim.h) ---- */
+
+_Thread_local struct shim_guard *shim_tl_guard;
+static struct shim_guard *(*guard_finder)(void);
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
+static pthread_cond_t guard_cond = PTHREAD_COND_INITIALIZER;
+
+void shim_guard_set_finder(struct shim_guard *(*find)(void))
+{
+    guard_finder = find;
+}
+
+struct shim_guard *shim_guard_self_slow(void)
+{
+    struct shim_guard *g = guard_finder != NULL ? guard_finder() : NULL;
+    shim_tl_guard = g;
+    return g;
+}
+
+void shim_guard_wait(struct shim_guard *g)
+{
+    pthread_mutex_lock(&guard_lock);
+    while (atomic_load(&g->hold) > 0)
+        pthread_cond_wait(&guard_cond, &guard_lock);
+    pthread_mutex_unlock(&guard_lock);
+}
+
+/* The sections are short (tagging, an index pass, a retransformation), so a suspender that
+ * finds its target inside one yields and tries again, for at most about 100 ms. */
+bool shim_guard_hold(struct shim_guard *g)
+{
+    for (int i = 0; i < 2000; i++) {
+        atomic_fetch_add(&g->hold, 1);
+        if (atomic_load(&g->crit) == 0)
+            return true;
+        shim_guard_release(g);
+        if (i < 50) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return false;
+}
+
+void shim_guard_release(struct shim_guard *g)
+{
+    pthread_mutex_lock(&guard_lock);
+    atomic_fetch_sub(&g->hold, 1);
+    pthread_cond_broadcast(&guard_cond);
+    pthread_mutex_unlock(&guard_lock);
+}

@@ -78,6 +78,8 @@ struct hclass {
     jlong instance_size;        /* from the heap if seen, else computed */
     jlong super_id;             /* JVMTI's walk does not report java.lang.Object as a super */
     bool is_class_class;        /* java.lang.Class */
+    bool linked;                /* prepared: JVMTI lists its fields, and walks its mirror */
+    bool filler;                /* the JVM's heap filler (no Java object): never dumped */
     bool borrowed;              /* inst and stat belong to the layout cache */
     UT_hash_handle hh;
 };
@@ -193,6 +195,14 @@ struct walk {
     size_t len_cap, len_n;
     size_t records;
     bool failed;
+    /* Levels 1 and 2: the ids the walk wrote a record for (open addressing, at most half
+     * full), so that the heap iteration after it finds the objects it did not reach. */
+    jlong *vis;
+    size_t vis_cap, vis_n;
+    /* Objects the walk did not reach: (id, class id) pairs, written after it with JNI. */
+    jlong *unreached;
+    size_t n_unreached, unreached_cap;
+    size_t lost;                /* of them, collected before they could be read */
 };
 
 static size_t len_slot(const struct walk *w, jlong id)
@@ -249,6 +259,50 @@ static jint len_get(const struct walk *w, jlong id)
         i = (i + 1) & (w->len_cap - 1);
     }
     return -1;
+}
+
+static size_t vis_slot(jlong id, size_t cap)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 21) & (cap - 1);
+}
+
+static void vis_add(struct walk *w, jlong id)
+{
+    if (2 * (w->vis_n + 1) > w->vis_cap) {
+        size_t cap = w->vis_cap ? w->vis_cap * 2 : 1 << 16;
+        jlong *v = calloc(cap, sizeof *v);
+        if (v == NULL) {
+            w->failed = true;
+            return;
+        }
+        for (size_t i = 0; i < w->vis_cap; i++)
+            if (w->vis[i] != 0) {
+                size_t k = vis_slot(w->vis[i], cap);
+                while (v[k] != 0)
+                    k = (k + 1) & (cap - 1);
+                v[k] = w->vis[i];
+            }
+        free(w->vis);
+        w->vis = v;
+        w->vis_cap = cap;
+    }
+    size_t k = vis_slot(id, w->vis_cap);
+    while (w->vis[k] != 0 && w->vis[k] != id)
+        k = (k + 1) & (w->vis_cap - 1);
+    if (w->vis[k] == 0) {
+        w->vis[k] = id;
+        w->vis_n++;
+    }
+}
+
+static bool vis_has(const struct walk *w, jlong id)
+{
+    if (w->vis_cap == 0)
+        return false;
+    for (size_t k = vis_slot(id, w->vis_cap); w->vis[k] != 0; k = (k + 1) & (w->vis_cap - 1))
+        if (w->vis[k] == id)
+            return true;
+    return false;
 }
 
 /* Room for one more (tag, class tag, size) in fresh; false (and fresh_oom) if none. */
@@ -462,7 +516,7 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
 static void build_class(struct walk *w, jclass cls, jclass class_class)
 {
     JNIEnv *jni = w->jni;
-    jobjectID id = classes_id_for_dump(jni, cls);
+    jobjectID id = classes_id_announced(jni, cls);
     struct hclass *hc = NULL;
     if (id != NULL)
         HASH_FIND(hh, w->classes, &(jlong){ids_tag(id)}, sizeof(jlong), hc);
@@ -491,11 +545,16 @@ static void build_class(struct walk *w, jclass cls, jclass class_class)
         hc->elem_id = ids_tag(elem);
     } else {
         hc->kind = HC_INSTANCE;
+        hc->linked = (st & JVMTI_CLASS_STATUS_PREPARED) != 0;
         layout_class(jni, hc, cls);
         hc->is_class_class = class_class != NULL && (*jni)->IsSameObject(jni, cls, class_class);
         if (hc->is_class_class)
             w->class_class_id = hc->id;
     }
+    /* Heap fillers: the dead space JDK 25 formats as objects of its own classes
+     * (jdk.internal.vm.FillerObject, FillerElement[]). No Java object; HotSpot had none. */
+    hc->filler = sig != NULL && (strncmp(sig, "Ljdk/internal/vm/Filler", 23) == 0 ||
+                                 strncmp(sig, "[Ljdk/internal/vm/Filler", 24) == 0);
     if (sig)
         (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
     /* Before preparation JVMTI lists no fields: such a layout is for this dump only. An
@@ -618,6 +677,8 @@ static void finish_current(struct walk *w)
         return;
     place_roots(w);
     jlong id = w->cur_tag & TAG_ID_MASK;
+    if (w->level > 0 && !w->single)
+        vis_add(w, id);
     struct hclass *oc = hclass_find(w, w->cur_class);   /* its class */
     /* Only a java.lang.Class instance can be a class itself: one lookup for the others. */
     struct hclass *self = (w->level > 0 && oc != NULL && oc->is_class_class) ? hclass_find(w, id) : NULL;
@@ -628,7 +689,10 @@ static void finish_current(struct walk *w)
     if (w->level == 0) {
         db_u1(b, (uint8_t)level0_type(oc));
         put_id(b, id);
-    } else if (self != NULL && oc != NULL && oc->is_class_class) {
+    } else if (self != NULL && oc != NULL && oc->is_class_class &&
+               (self->kind != HC_INSTANCE || self->linked)) {
+        /* A class not yet linked falls through to an instance of java.lang.Class (below):
+         * JVMTI lists no fields or interfaces for it, and a CLASS_DUMP needs both. */
         if (self->kind == HC_INSTANCE) {
             db_u1(b, JVMPI_GC_CLASS_DUMP);
             put_id(b, id);
@@ -1164,6 +1228,8 @@ static void walk_free(struct walk *w)
     free(w->ifaces);
     free(w->len_ids);
     free(w->len_vals);
+    free(w->vis);
+    free(w->unreached);
 }
 
 static double now_s(void)
@@ -1186,7 +1252,7 @@ static double now_s(void)
 static jlong class_id_of(JNIEnv *jni, jobject obj)
 {
     jclass oc = (*jni)->GetObjectClass(jni, obj);
-    jobjectID cid = oc ? classes_id_for_dump(jni, oc) : NULL;
+    jobjectID cid = oc ? classes_id_announced(jni, oc) : NULL;
     if (oc)
         (*jni)->DeleteLocalRef(jni, oc);
     return ids_tag(cid);
@@ -1214,22 +1280,19 @@ static jlong jni_ref_id(struct walk *w, jobject r)
     return ids_tag(id);
 }
 
-/* The record of `obj` (not a java.lang.Class) read with JNI. False if it needs the walk. */
-static bool single_by_jni(struct walk *w, jobject obj)
+/* The record of `obj` (id), an instance or an array of class hc (not java.lang.Class), read
+ * with JNI. */
+static void record_by_jni(struct walk *w, jobject obj, jlong id, struct hclass *hc)
 {
     JNIEnv *jni = w->jni;
-    jlong cid = class_id_of(jni, obj);
-    struct hclass *hc = cid ? hclass_find(w, cid) : NULL;
-    if (hc == NULL || hc->is_class_class || hc->kind == HC_OTHER)
-        return false;
-    w->cur_tag = w->single_tag;
+    w->cur_tag = id;
     w->cur_class = hc->id;
     w->cur_size = 0;
     w->cur_len = -1;
     if (hc->kind == HC_INSTANCE) {
         if (!ensure_slots(w, hc->nslots + 1)) {
             w->failed = true;
-            return true;
+            return;
         }
         for (jint i = 0; i < hc->n_inst; i++) {
             struct hfield *f = &hc->inst[i];
@@ -1251,7 +1314,7 @@ static bool single_by_jni(struct walk *w, jobject obj)
         if (hc->kind == HC_OBJ_ARRAY) {
             if (len > 0 && !ensure_elems(w, len)) {
                 w->failed = true;
-                return true;
+                return;
             }
             for (jint i = 0; i < len; i++) {
                 jobject e = (*jni)->GetObjectArrayElement(jni, obj, i);
@@ -1266,7 +1329,7 @@ static bool single_by_jni(struct walk *w, jobject obj)
                 unsigned char *p = realloc(w->prim_copy, need);
                 if (p == NULL) {
                     w->failed = true;
-                    return true;
+                    return;
                 }
                 w->prim_copy = p;
                 w->prim_copy_cap = need;
@@ -1286,6 +1349,134 @@ static bool single_by_jni(struct walk *w, jobject obj)
         }
     }
     finish_current(w);
+}
+
+/* A static field of class cls as the walk would have reported it (cf. jni_field). */
+static jlong jni_static(struct walk *w, jclass cls, const struct hfield *f)
+{
+    JNIEnv *jni = w->jni;
+    switch (f->type) {
+    case 'Z': return (*jni)->GetStaticBooleanField(jni, cls, f->fid);
+    case 'B': return (uint8_t)(*jni)->GetStaticByteField(jni, cls, f->fid);
+    case 'C': return (*jni)->GetStaticCharField(jni, cls, f->fid);
+    case 'S': return (uint16_t)(*jni)->GetStaticShortField(jni, cls, f->fid);
+    case 'I': return (uint32_t)(*jni)->GetStaticIntField(jni, cls, f->fid);
+    case 'J': return (*jni)->GetStaticLongField(jni, cls, f->fid);
+    case 'F': {
+        jfloat x = (*jni)->GetStaticFloatField(jni, cls, f->fid);
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        return bits;
+    }
+    case 'D': {
+        jdouble x = (*jni)->GetStaticDoubleField(jni, cls, f->fid);
+        jlong v;
+        memcpy(&v, &x, 8);
+        return v;
+    }
+    default: {
+        jobject r = (*jni)->GetStaticObjectField(jni, cls, f->fid);
+        jlong v = jni_ref_id(w, r);
+        if (r)
+            (*jni)->DeleteLocalRef(jni, r);
+        return v;
+    }
+    }
+}
+
+/* The record of a Class object (id) read with JNI, for those the walk does not write: a
+ * class not yet linked (JVMTI's walk skips its mirror) is an instance of java.lang.Class,
+ * its fields as the program sees them, like a primitive mirror; a linked class the walk did
+ * not reach (its loader unreachable, not yet unloaded) gets its CLASS_DUMP from what JNI and
+ * JVMTI tell: superclass, loader, interfaces and statics (signers, protection domain and
+ * resolved constant-pool entries only the walk reports: none); an array class's mirror has
+ * a level-0 record only. */
+static void mirror_by_jni(struct walk *w, jclass cls, jlong id)
+{
+    JNIEnv *jni = w->jni;
+    struct hclass *self = hclass_find(w, id);
+    struct hclass *cc = hclass_find(w, w->class_class_id);
+    if (cc == NULL || (self != NULL && self->kind != HC_INSTANCE))
+        return;
+    w->cur_tag = id;
+    w->cur_class = cc->id;
+    w->cur_size = 0;
+    w->cur_len = -1;
+    if (self == NULL || !self->linked) {
+        if (!ensure_slots(w, cc->nslots + 1)) {
+            w->failed = true;
+            return;
+        }
+        for (jint i = 0; i < cc->n_inst; i++) {
+            struct hfield *f = &cc->inst[i];
+            jlong v;
+            if (f->type == 'L') {
+                jobject r = (*jni)->GetObjectField(jni, cls, f->fid);
+                v = jni_ref_id(w, r);
+                if (r)
+                    (*jni)->DeleteLocalRef(jni, r);
+            } else {
+                v = jni_field(jni, cls, f);
+            }
+            w->slots[f->index] = v;
+            w->slot_gen[f->index] = w->gen;
+        }
+        finish_current(w);
+        return;
+    }
+    if (!ensure_slots(w, self->nslots + 1)) {
+        w->failed = true;
+        return;
+    }
+    jobject loader = NULL;
+    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
+    w->loader_id = jni_ref_id(w, loader);
+    if (loader)
+        (*jni)->DeleteLocalRef(jni, loader);
+    jint ni = 0;
+    jclass *ifs = NULL;
+    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < ni; i++) {
+            if (w->n_ifaces == w->ifaces_cap) {
+                jint c = w->ifaces_cap ? w->ifaces_cap * 2 : 8;
+                jlong *p = realloc(w->ifaces, sizeof *p * (size_t)c);
+                if (p != NULL) {
+                    w->ifaces = p;
+                    w->ifaces_cap = c;
+                }
+            }
+            if (w->n_ifaces < w->ifaces_cap)
+                w->ifaces[w->n_ifaces++] = jni_ref_id(w, ifs[i]);
+            (*jni)->DeleteLocalRef(jni, ifs[i]);
+        }
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ifs);
+    }
+    for (jint i = 0; i < self->n_stat; i++) {
+        struct hfield *f = &self->stat[i];
+        w->slots[f->index] = jni_static(w, cls, f);
+        w->slot_gen[f->index] = w->gen;
+    }
+    finish_current(w);
+}
+
+/* The record of `obj` (not a java.lang.Class) read with JNI. False if it needs the walk. */
+static bool single_by_jni(struct walk *w, jobject obj)
+{
+    jlong cid = class_id_of(w->jni, obj);
+    struct hclass *hc = cid ? hclass_find(w, cid) : NULL;
+    if (hc == NULL || hc->is_class_class || hc->kind == HC_OTHER)
+        return false;
+    record_by_jni(w, obj, w->single_tag, hc);
+    return true;
+}
+
+/* OBJECT_DUMP of the mirror of a class not yet linked: the walk would give no record. */
+static bool single_mirror_by_jni(struct walk *w, jobject obj)
+{
+    struct hclass *self = hclass_find(w, w->single_tag);
+    if (self == NULL || self->kind != HC_INSTANCE || self->linked)
+        return false;
+    mirror_by_jni(w, obj, w->single_tag);
     return true;
 }
 
@@ -1301,6 +1492,114 @@ static bool single_is_prim_mirror(const struct walk *w)
         if (w->prim_ids[i] == w->single_tag)
             return true;
     return false;
+}
+
+/* ---- every object in the heap (IterateThroughHeap) ----
+ * HotSpot's HeapDumper iterated the whole heap at every level (object_iterate): objects
+ * that are unreachable but not yet collected were dumped like the others, and a profiler
+ * that dumps at JVM_SHUT_DOWN, after main returned, counted the program's data there. JVMTI's
+ * FollowReferences reaches only what is reachable; IterateThroughHeap visits every object.
+ * Level 0 needs only each object's type and id: one heap iteration writes it (cheaper than
+ * following references). Levels 1 and 2 keep the walk, which reports references, roots and
+ * the class-level facts, and then iterate the heap for the objects the walk did not reach;
+ * those are read with JNI (their references as they stand: nothing can change an
+ * unreachable object), through the id index (one pass, core/ids.c), while the other threads
+ * are still held, so no collection takes them first. */
+
+static bool is_prim_mirror(const struct walk *w, jlong id)
+{
+    for (int i = 0; i < w->n_prims; i++)
+        if (w->prim_ids[i] == id)
+            return true;
+    return false;
+}
+
+/* Objects no dump shows: the shim's own (the priming arrays, the probe class's mirror) and
+ * the JVM's heap fillers. */
+static bool not_dumped(struct walk *w, jlong class_tag, jlong tag)
+{
+    if (tag == TAG_SHIM_OWN || (w->hook_id != 0 && (tag & TAG_ID_MASK) == w->hook_id))
+        return true;
+    struct hclass *oc = class_tag != 0 ? hclass_find(w, class_tag & TAG_ID_MASK) : NULL;
+    return oc != NULL && oc->filler;
+}
+
+static jint JNICALL level0_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)length;
+    struct walk *w = ud;
+    if (not_dumped(w, class_tag, *tag_ptr))
+        return 0;
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    struct hclass *oc = class_tag != 0 ? hclass_find(w, class_tag & TAG_ID_MASK) : NULL;
+    db_u1(&w->objs, (uint8_t)level0_type(oc));
+    put_id(&w->objs, id);
+    w->records++;
+    return 0;
+}
+
+static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)length;
+    struct walk *w = ud;
+    if (not_dumped(w, class_tag, *tag_ptr))
+        return 0;
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    if (vis_has(w, id) || is_prim_mirror(w, id))
+        return 0;
+    if (w->n_unreached + 2 > w->unreached_cap) {
+        size_t cap = w->unreached_cap ? w->unreached_cap * 2 : 2 * 1024;
+        jlong *p = realloc(w->unreached, cap * sizeof *p);
+        if (p == NULL) {
+            w->failed = true;
+            return JVMTI_VISIT_ABORT;
+        }
+        w->unreached = p;
+        w->unreached_cap = cap;
+    }
+    w->unreached[w->n_unreached++] = id;
+    w->unreached[w->n_unreached++] = class_tag & TAG_ID_MASK;
+    return 0;
+}
+
+static bool iterate(struct walk *w, jvmtiHeapIterationCallback cb, const char *what)
+{
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = cb;
+    return jvmti_ok_at((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, w),
+                       LOG_WARN, what);
+}
+
+/* Levels 1 and 2, after the walk: the records of the objects it did not reach. */
+static bool unreached_records(struct walk *w)
+{
+    if (!iterate(w, unreached_cb, "IterateThroughHeap for the objects a heap dump's walk did "
+                                  "not reach"))
+        return false;
+    JNIEnv *jni = w->jni;
+    size_t n = w->n_unreached / 2;
+    for (size_t i = 0; i < n && !w->failed; i++) {
+        jlong id = w->unreached[2 * i], cid = w->unreached[2 * i + 1];
+        if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
+            w->failed = true;
+            break;
+        }
+        const char *why = NULL;
+        jobject o = ids_resolve(jni, ids_from_tag(id), &why);
+        struct hclass *hc = cid != 0 ? hclass_find(w, cid) : NULL;
+        if (o == NULL)
+            w->lost++;
+        else if (cid != 0 && cid == w->class_class_id)
+            mirror_by_jni(w, o, id);
+        else if (hc != NULL && hc->kind != HC_OTHER)
+            record_by_jni(w, o, id, hc);
+        (*jni)->PopLocalFrame(jni, NULL);
+    }
+    if (w->lost > 0)
+        log_info("heap dump: %zu unreachable objects were collected before they were read: "
+                 "no record", w->lost);
+    return true;
 }
 
 static bool run_walk(struct walk *w, jobject initial)
@@ -1408,9 +1707,14 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     bool ok;
     if (single == NULL) {
         threads_hold(jni, &w, &ts);
-        ok = !w.failed && run_walk(&w, NULL);
+        if (level == JVMPI_DUMP_LEVEL_0)
+            ok = !w.failed && iterate(&w, level0_cb, "IterateThroughHeap for a level-0 heap dump");
+        else
+            ok = !w.failed && run_walk(&w, NULL);
     } else if (single_is_prim_mirror(&w)) {
         ok = !w.failed; /* its record is written from what prim_mirrors read */
+    } else if (!w.failed && single_mirror_by_jni(&w, single)) {
+        ok = !w.failed;
     } else if (!w.failed && single_by_jni(&w, single)) {
         ok = !w.failed;
     } else {
@@ -1418,6 +1722,8 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     }
     if (ok)
         prim_records(&w);
+    if (ok && single == NULL && level > JVMPI_DUMP_LEVEL_0)
+        ok = unreached_records(&w); /* before the threads run again (see above) */
     ok = ok && !w.failed; /* out of memory in a callback (array lengths, element copies) */
     world_resume(&ts);
     double t1 = now_s();

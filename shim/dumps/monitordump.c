@@ -113,10 +113,12 @@ jint monitordump_request(struct instance *inst, void *arg)
             (*j)->GetCurrentContendedMonitor(j, f->thread, &f->contended);
         struct thread_rec *r = threads_acquire(f->env);
         if (r != NULL) {
+            shim_crit_begin(); /* a JNI call under a shim lock (shim.h) */
             pthread_mutex_lock(&r->wait_lock);
             if (r->wait_obj != NULL && (f->state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT))
                 f->waiting_on = (*jni)->NewLocalRef(jni, r->wait_obj);
             pthread_mutex_unlock(&r->wait_lock);
+            shim_crit_end();
             threads_release(r);
         }
         status[i] = jvmpi_GetThreadStatus(inst, f->env);
@@ -147,7 +149,7 @@ jint monitordump_request(struct instance *inst, void *arg)
         if (mons[m].owner == NULL && ne == 0 && nw == 0)
             continue;
         jclass c = (*jni)->GetObjectClass(jni, mons[m].obj);
-        classes_id_for_dump(jni, c);
+        classes_id_announced(jni, c);
         (*jni)->DeleteLocalRef(jni, c);
         db_u1(&b, JVMPI_MONITOR_JAVA);
         db_ptr(&b, ids_of(jni, mons[m].obj));

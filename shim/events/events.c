@@ -439,6 +439,11 @@ void events_gate_wait(void)
         return;
     if (pthread_equal(pthread_self(), g_shim.init_thread))
         return;
+    /* Inside a JVMPI call (an agent thread asking before JVM_INIT_DONE): the replay's
+     * handlers on the init thread may wait for a lock the caller holds. HotSpot held such
+     * events back too, but a call waits for no other thread's handler (shim.h). */
+    if (shim_in_call())
+        return;
     uint64_t t0 = report_now();
     pthread_mutex_lock(&g_shim.life_lock);
     while (atomic_load(&g_shim.phase) < PHASE_LIVE)

@@ -111,6 +111,9 @@ void gc_bracket_set_open(bool open);
  * until no region is open but the caller's own (own: gc_gate_in_region()); yield: give up
  * at once for a thread waiting to post inline. Then open it again. */
 bool gc_gate_close(long own, bool yield);
+/* The same without waiting: new regions are held back, and the result says whether the open
+ * ones had drained (for a bracket posted inside a JVMPI call, which waits for no handler). */
+bool gc_gate_close_now(long own);
 void gc_gate_open(void);
 int gc_gate_in_region(void);        /* 1 if this thread is inside a region */
 bool gc_gate_posting(void);         /* this thread is posting a bracket */

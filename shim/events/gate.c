@@ -7,7 +7,9 @@
  * new ones back (except on the thread posting it and on the worker). If regions do not
  * drain within GC_GATE_WAIT_MS (an agent may hold its own lock in a region that another
  * region waits for), the bracket gives up, opens the gate, and tries again; a thread held
- * at the gate waits at most a second. So no arrangement of agent locks can deadlock on it.
+ * at the gate waits at most a second, and a thread inside a JVMPI call is never held (its
+ * caller may hold the lock the bracket's handlers need). So no arrangement of agent locks
+ * can deadlock on it.
  * It lives with the switchboard because every delivery passes through it; memory/ posts the
  * brackets. gate_lock is level 2 of the lock order in core/shim.h.
  */
@@ -46,10 +48,15 @@ void gc_gate_enter_at(int slot)
         return;
     for (int round = 0;; round++) {
         striped_add_at(&gate_regions, slot, 1);
-        if (!atomic_load(&gate_closing) || worker_is_self() || tl_posting_bracket || round > 0)
+        if (!atomic_load(&gate_closing) || worker_is_self() || tl_posting_bracket || round > 0 ||
+            shim_in_call())
             return;
         /* A bracket is being set up: step back and wait for it, but not forever: this
-         * thread may hold an agent lock the bracket's handlers need. */
+         * thread may hold an agent lock the bracket's handlers need. Never inside a JVMPI
+         * call (DisableGC, or an event a call posts): the caller may hold the lock the
+         * bracket's GC_START handler waits for, and a call waits for no other thread's
+         * handler (shim.h); the bracket waits for this region instead, which ends with the
+         * call. */
         striped_add_at(&gate_regions, slot, -1);
         pthread_mutex_lock(&gate_lock);
         pthread_cond_broadcast(&gate_cond);
@@ -135,6 +142,15 @@ bool gc_gate_close(long own, bool yield)
     }
     pthread_mutex_unlock(&gate_lock);
     return ok;
+}
+
+bool gc_gate_close_now(long own)
+{
+    pthread_mutex_lock(&gate_lock);
+    atomic_store(&gate_closing, true);
+    bool drained = striped_sum(&gate_regions) <= own;
+    pthread_mutex_unlock(&gate_lock);
+    return drained;
 }
 
 void gc_gate_open(void)

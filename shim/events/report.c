@@ -107,6 +107,8 @@ static const struct {
                        "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", false},
     [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", false},
     [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", false},
+    [REP_CALL_NO_WAIT] = {"JVMPI calls that went on without waiting for another thread's "
+                          "event handler (what they left comes from that thread)", false},
     [REP_SHIM_WARNING] = {"warnings logged by the shim", true},
 };
 

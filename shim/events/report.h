@@ -28,6 +28,7 @@ enum report_kind {
     REP_HELD_DIED,        /* an object died while its OBJECT_ALLOC was held: both dropped */
     REP_NATIVE_BOUND,     /* a Java native method bound to code in the agent library */
     REP_VIRTUAL_THREAD,   /* a virtual thread ran: its events carry its carrier's env_id */
+    REP_CALL_NO_WAIT,     /* a JVMPI call went on without waiting for another thread */
     REP_SHIM_WARNING,     /* a warning the shim logged (not the agent's misuse) */
     REP_KIND_COUNT
 };

@@ -3,8 +3,10 @@
  * JVMPI functions carry no context, yet several agents may run at once, each with its own
  * event mask, TLS and NotifyEvent. So each slot gets its own set of functions with the
  * exact JVMPI signatures; each one counts the call (for the migration report), applies the
- * shutdown rule (lifecycle_call_allowed) and hands its instance to the shared
- * implementation jvmpi_<Name>() in the module that owns that area.
+ * shutdown rule (lifecycle_call_allowed), marks the thread as inside a JVMPI call while the
+ * call runs (shim_call_depth: inside one the shim waits for no other thread's handler) and
+ * hands its instance to the shared implementation jvmpi_<Name>() in the module that owns
+ * that area.
  */
 #include "core/api.h"
 #include "events/report.h"
@@ -34,7 +36,9 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         if (!enter_call(inst, FN_##name))                                                      \
             return REFUSED(ret);                                                                   \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        shim_call_depth++;                                                                     \
         ret r_ = jvmpi_##name args;                                                            \
+        shim_call_depth--;                                                                     \
         report_fn_end(rs_, S, FN_##name);                                                      \
         return r_;                                                                             \
     }
@@ -45,7 +49,9 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         if (!enter_call(inst, FN_##name))                                                      \
             return;                                                                            \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        shim_call_depth++;                                                                     \
         jvmpi_##name args;                                                                     \
+        shim_call_depth--;                                                                     \
         report_fn_end(rs_, S, FN_##name);                                                      \
     }
 

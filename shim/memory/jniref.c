@@ -124,6 +124,7 @@ static void install(void)
 {
     if (atomic_load(&installed))
         return;
+    shim_crit_begin(); /* JVMTI calls under a shim lock (shim.h) */
     pthread_mutex_lock(&install_lock);
     if (!atomic_load(&installed)) {
         Dl_info di;
@@ -145,6 +146,7 @@ static void install(void)
         }
     }
     pthread_mutex_unlock(&install_lock);
+    shim_crit_end();
 }
 
 void jniref_install_always(void)

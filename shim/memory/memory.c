@@ -153,9 +153,15 @@ static bool post_alloc(JNIEnv *jni, struct instance *only, jint flags, jobject o
     if (cls != NULL)
         classes_alloc_info(jni, cls, &is_array, &class_id);
     if (class_id == id) {
-        /* java.lang.Class's own Class object, the one object that is its own class:
-         * HotSpot announced it with class_id NULL, so that an agent that asks for each
-         * unknown class_id by RequestEvent(OBJECT_ALLOC) reaches the end of the chain. */
+        /* java.lang.Class's own Class object, the one object that is its own class. HotSpot
+         * never announced it unrequested (it lived with the classes, which its start-up
+         * sweep did not announce as objects: an allocation-site profiler that asks
+         * RequestEvent(CLASS_LOAD, class_id) for every NORMAL_OBJECT's unknown class_id
+         * would have crashed on it), and asked for, gave it class_id NULL, so that an agent
+         * that asks for each unknown class_id by RequestEvent(OBJECT_ALLOC) reaches the end
+         * of the chain. The shim does both. */
+        if (!(flags & JVMPI_REQUESTED_EVENT))
+            return false;
         class_id = NULL;
         is_array = JVMPI_NORMAL_OBJECT;
     }
@@ -327,9 +333,8 @@ static void tag_loaded_classes(JNIEnv *jni)
     (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
     for (jint i = 0; i < n; i++) {
         /* A class record (not just a tag): the sweep names each object's class through it.
-         * Definition before use: agents with CLASS_LOAD hear of linked instance classes
-         * first (as in the class replay); arrays and classes not yet prepared only get a
-         * record, and are announced when first used or prepared. */
+         * Definition before use: agents with CLASS_LOAD hear of every instance class first
+         * (as in the class replay); arrays only get a record. */
         jint st = 0;
         (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
         char *sig = NULL;
@@ -346,11 +351,17 @@ static void tag_loaded_classes(JNIEnv *jni)
                 continue;
             }
         }
-        if ((st & JVMTI_CLASS_STATUS_PREPARED) &&
-            !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
+        /* Every Class object is announced below: an agent may ask CLASS_LOAD for any of them
+         * from its handler, inside a JVMPI call, where a class could not be linked (classes.c,
+         * announce()). So those not yet linked are linked here, at start-up, as the class
+         * replay links them (HotSpot's CLASS_LOAD needed no linking). */
+        if (!(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE |
+                    JVMTI_CLASS_STATUS_ERROR))) {
+            classes_prepare(jni, cs[i]);
             classes_id_announced(jni, cs[i]);
-        else
+        } else {
             classes_register(jni, cs[i]);
+        }
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
     (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
@@ -403,8 +414,12 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
     } else {
         jlong tag = 0;
         (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+        jlong ctag = 0;
         if (tag & TAG_ALLOCATED) {
             id = ids_from_tag(tag);
+        } else if (tag != 0 && (*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &ctag) ==
+                                   JVMTI_ERROR_NONE && (ctag & TAG_ID_MASK) == (tag & TAG_ID_MASK)) {
+            id = ids_from_tag(tag); /* java.lang.Class's own Class object: never unrequested */
         } else {
             jlong size = 0;
             (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, obj, &size);
@@ -482,6 +497,8 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
     for (size_t i = 0; i < n; i++, t += 3) {
         if (ps.n > 0 && !pending_take(t[0] & TAG_ID_MASK))
             continue; /* requested meanwhile: the agent has it */
+        if ((t[0] & TAG_ID_MASK) == (t[1] & TAG_ID_MASK))
+            continue; /* java.lang.Class's own Class object: only ever requested (post_alloc) */
         jobjectID cid = ids_from_tag(t[1]);
         (*jni)->PushLocalFrame(jni, 8);
         jclass cls = t[1] ? classes_local_ref(jni, cid) : NULL;
@@ -910,7 +927,13 @@ static bool may_post_bracket(void)
 static bool post_bracket(JNIEnv *jni, JNIEnv *env_id, bool yield)
 {
     gc_gate_set_posting(true);
-    for (int tries = 0; !gc_gate_close(gc_gate_in_region(), yield); tries++) {
+    /* Inside a JVMPI call (a dump the agent asked for, with its frees owed first): the
+     * regions still open may be handlers waiting for a lock the caller holds, so the bracket
+     * goes out at once, while they wait; ids never move, so none of them can name an object
+     * freed here that its event did not hold alive. */
+    if (shim_in_call() && !gc_gate_close_now(gc_gate_in_region()))
+        log_debug("GC bracket posted inside a JVMPI call while other threads' handlers run");
+    for (int tries = 0; !shim_in_call() && !gc_gate_close(gc_gate_in_region(), yield); tries++) {
         if (yield && gc_gate_inline_waiting()) {
             gc_gate_set_posting(false);
             return false;
@@ -1017,8 +1040,17 @@ void memory_deliver_frees(JNIEnv *jni, bool at_exit)
      * handler, whose region would keep that gate from closing); one already posting is
      * waited for, at most 2 s (its handlers may wait for a lock this thread holds). */
     gc_gate_inline_begin();
-    bool mine = bracket_acquire(2000);
+    /* Inside a JVMPI call, a bracket being posted now is not waited for: its GC_START
+     * handler may wait for a lock the caller holds (shim.h). Its frees then reach the agent
+     * after what the call delivers, as if the collection were still running. */
+    bool mine = bracket_acquire(shim_in_call() ? 0 : 2000);
     gc_gate_inline_end();
+    if (!mine && shim_in_call()) {
+        report_note(REP_CALL_NO_WAIT, "a dump requested while the worker posted a GC "
+                    "bracket went ahead of that bracket's frees (the request waits for no "
+                    "other thread's handler)");
+        return;
+    }
     if (!mine) {
         log_warn("a GC bracket did not end within 2 s: %s before it", at_exit ? "JVM_SHUT_DOWN"
                  : "an event that comes after the collection is posted");

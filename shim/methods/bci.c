@@ -536,6 +536,7 @@ static unsigned wanted_now(void)
 /* One pass: bring the loaded classes to what the agents want now. */
 static void update_pass(void)
 {
+    shim_crit_begin(); /* RetransformClasses under a shim lock (shim.h) */
     pthread_mutex_lock(&mode_lock);
     unsigned f = wanted_now();
     if (f != applied && started && !shim_quiet()) {
@@ -558,6 +559,7 @@ static void update_pass(void)
                  atomic_load(&rewritten_classes), atomic_load(&rewritten_methods));
     }
     pthread_mutex_unlock(&mode_lock);
+    shim_crit_end();
 }
 
 struct pass_wait {

@@ -493,18 +493,33 @@ bool world_hold(JNIEnv *jni, struct world *w, jint depth)
     w->traces = calloc(n, sizeof *w->traces);
     w->frames = calloc(n * (size_t)depth, sizeof *w->frames);
     w->held = calloc(n, sizeof *w->held);
-    bool ok = susp && serr && idx && w->traces && w->frames && w->held;
+    w->recs = calloc(n, sizeof *w->recs);
+    bool ok = susp && serr && idx && w->traces && w->frames && w->held && w->recs;
     if (ok) {
         jint ns = 0;
+        /* Each thread's guard first (shim.h): none stops inside a section of the shim that
+         * holds a lock the dump then needs. */
         for (size_t i = 0; i < w->n; i++)
-            if (w->snap[i].thread != NULL && w->snap[i].env != jni) {
+            if (w->snap[i].thread != NULL && w->snap[i].env != jni &&
+                (w->recs[i] = threads_acquire(w->snap[i].env)) != NULL) {
+                if (!threads_hold_guard(w->recs[i])) {
+                    threads_release(w->recs[i]);
+                    w->recs[i] = NULL;
+                    continue;
+                }
                 idx[ns] = i;
                 susp[ns++] = w->snap[i].thread;
             }
         if (ns > 0)
             (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr);
-        for (jint k = 0; k < ns; k++)
+        for (jint k = 0; k < ns; k++) {
             w->held[idx[k]] = serr[k] == JVMTI_ERROR_NONE;
+            if (!w->held[idx[k]]) {
+                threads_release_guard(w->recs[idx[k]]);
+                threads_release(w->recs[idx[k]]);
+                w->recs[idx[k]] = NULL;
+            }
+        }
         for (size_t i = 0; i < w->n; i++) {
             w->traces[i].env_id = w->snap[i].env;
             w->traces[i].frames = &w->frames[i * (size_t)depth];
@@ -525,6 +540,9 @@ void world_resume(struct world *w)
         if (w->held[i]) {
             (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread);
             w->held[i] = false;
+            threads_release_guard(w->recs[i]);
+            threads_release(w->recs[i]);
+            w->recs[i] = NULL;
         }
 }
 
@@ -538,5 +556,6 @@ void world_free(JNIEnv *jni, struct world *w)
     free(w->traces);
     free(w->frames);
     free(w->held);
+    free(w->recs);
     memset(w, 0, sizeof *w);
 }

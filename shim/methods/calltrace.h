@@ -34,6 +34,7 @@ struct world {
     JVMPI_CallTrace *traces;    /* one per thread, in snap's order */
     JVMPI_CallFrame *frames;
     bool *held;                 /* suspended by world_hold: its suspension is not its state */
+    struct thread_rec **recs;   /* the held threads' records, their guards held (shim.h) */
 };
 bool world_hold(JNIEnv *jni, struct world *w, jint depth);
 void world_resume(struct world *w);          /* let the held threads go (idempotent) */

@@ -166,6 +166,7 @@ void monitors_owner_ending(JNIEnv *jni)
      * thread, and every contention not yet being posted is claimed here (a contender that
      * finds its entry claimed leaves the EXIT to this thread). */
     bool all = true;
+    shim_crit_begin(); /* JNI calls under a shim lock (shim.h) */
     pthread_mutex_lock(&owed_lock);
     for (struct owed_exit *e = owed_head; e != NULL; e = e->next) {
         if (e->owner != jni || e->posted)
@@ -190,6 +191,7 @@ void monitors_owner_ending(JNIEnv *jni)
     if (me != NULL && all)
         me->mon_ending = true;
     pthread_mutex_unlock(&owed_lock);
+    shim_crit_end();
     for (size_t i = 0; i < n; i++) {
         if (locks[i] != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
             post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, locks[i]);

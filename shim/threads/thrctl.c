@@ -1,7 +1,10 @@
 /* thrctl.c — JVMPI thread control: SuspendThread, ResumeThread and their list forms,
  * GetThreadStatus, ThreadHasRun.
  *
- * Suspension is JVMTI SuspendThread / SuspendThreadList on the thread the JNIEnv names.
+ * Suspension is JVMTI SuspendThread / SuspendThreadList on the thread the JNIEnv names,
+ * after holding the thread's guard (shim.h): no thread is left suspended inside a section of
+ * the shim that holds a lock, which the caller (a sampler asking GetCallTrace next) would
+ * wait on for ever; a thread that stays in one for about 100 ms is left running.
  * HotSpot's rules are kept: NULL, unknown or exiting threads and the calling thread itself
  * are ignored (hprof expects to keep running), suspension does not nest, and the list
  * forms report 0, 10 (invalid thread) or 14 (already suspended) per entry. The shim only
@@ -131,13 +134,16 @@ void jvmpi_SuspendThread(struct instance *inst, JNIEnv *env)
     struct thread_rec *r = target(inst, env, "SuspendThread", &res);
     if (r == NULL)
         return;
-    if (!r->jvmpi_suspended) {
+    if (!r->jvmpi_suspended && threads_hold_guard(r)) {
         jint before = status_now(r);
         jvmtiError err = (*g_shim.jvmti)->SuspendThread(g_shim.jvmti, r->ref);
-        if (err == JVMTI_ERROR_NONE)
+        if (err == JVMTI_ERROR_NONE) {
             note_suspended(r, before);
-        else if (err != JVMTI_ERROR_THREAD_SUSPENDED && err != JVMTI_ERROR_THREAD_NOT_ALIVE)
-            jvmti_ok_at(err, LOG_WARN, "SuspendThread");
+        } else {
+            threads_release_guard(r);
+            if (err != JVMTI_ERROR_THREAD_SUSPENDED && err != JVMTI_ERROR_THREAD_NOT_ALIVE)
+                jvmti_ok_at(err, LOG_WARN, "SuspendThread");
+        }
     }
     threads_release(r);
 }
@@ -153,6 +159,7 @@ void jvmpi_ResumeThread(struct instance *inst, JNIEnv *env)
         if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_THREAD_NOT_SUSPENDED &&
             err != JVMTI_ERROR_THREAD_NOT_ALIVE)
             jvmti_ok_at(err, LOG_WARN, "ResumeThread");
+        threads_release_guard(r);
     }
     threads_release(r);
 }
@@ -186,6 +193,11 @@ static void thread_list(struct instance *inst, jint n, JNIEnv **list, jint *resu
         }
         if (!suspend && !take_suspended(recs[i]))
             continue; /* HotSpot: 0 for a thread that was not suspended */
+        /* A thread that stays inside a section of the shim holding a lock is left running
+         * (0, as HotSpot answered for threads it did not suspend): the caller could
+         * otherwise wait on that lock for ever (shim.h, shim_guard). */
+        if (suspend && !threads_hold_guard(recs[i]))
+            continue;
         if (suspend)
             before[i] = status_now(recs[i]);
         ts[m] = recs[i]->ref;
@@ -200,6 +212,8 @@ static void thread_list(struct instance *inst, jint n, JNIEnv **list, jint *resu
                 errs[k] = err;
         for (jint k = 0; k < m; k++) {
             jint i = idx[k];
+            if (!suspend || errs[k] != JVMTI_ERROR_NONE)
+                threads_release_guard(recs[i]); /* resumed, or not suspended after all */
             if (errs[k] == JVMTI_ERROR_NONE) {
                 if (suspend)
                     note_suspended(recs[i], before[i]);

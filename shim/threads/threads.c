@@ -253,9 +253,11 @@ void threads_on_end(JNIEnv *jni, jthread t)
             threads_announce_self_now(jni); /* held events, never after THREAD_END */
         post_thread_end(jni, r);
         tl_self = NULL;
+        shim_tl_guard = NULL;
         rec_remove(r);
     }
     tl_self = NULL;
+    shim_tl_guard = NULL;
     tl_ended = true;
     (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark);
     shim_set_current_jni(NULL);
@@ -882,8 +884,38 @@ jobjectID jvmpi_GetThreadObject(struct instance *inst, JNIEnv *env)
     return id;
 }
 
+/* The calling thread's guard (shim.h): only a thread with a record can be named by an agent,
+ * and so be suspended; a record is not made here (this runs inside the shim's sections). */
+static struct shim_guard *guard_self(void)
+{
+    struct thread_rec *r = tl_self;
+    JNIEnv *env = shim_current_jni();
+    if ((r == NULL || r->env != env) && env != NULL) {
+        pthread_mutex_lock(&reg_lock);
+        HASH_FIND_PTR(by_env, &env, r);
+        pthread_mutex_unlock(&reg_lock);
+    }
+    return r != NULL && r->env == env ? &r->guard : NULL;
+}
+
+bool threads_hold_guard(struct thread_rec *r)
+{
+    if (shim_guard_hold(&r->guard))
+        return true;
+    report_note(REP_CALL_NO_WAIT, "a thread the agent suspended stayed inside a section of the "
+                "shim that holds a lock (about 100 ms): left running, so that the caller "
+                "cannot wait on that lock");
+    return false;
+}
+
+void threads_release_guard(struct thread_rec *r)
+{
+    shim_guard_release(&r->guard);
+}
+
 void threads_module_init(void)
 {
+    shim_guard_set_finder(guard_self);
     static const struct events_thread_upcalls up = {
         .announce_self = threads_announce_self,
         .hold_event = threads_hold_event,

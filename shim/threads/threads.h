@@ -27,11 +27,18 @@ struct thread_rec {
      * JDK: GetCurrentContendedMonitor of a waiting thread is NULL on JDK 25). */
     pthread_mutex_t wait_lock;          /* guards wait_obj and the thrctl fields above */
     jobject wait_obj;                   /* global ref while waiting, else NULL */
+    /* Held by a JVMPI suspension while the thread is outside the shim's critical sections
+     * (shim.h, shim_guard): threads_suspend_guarded / threads_resume_guarded. */
+    struct shim_guard guard;
     bool ended;
     UT_hash_handle hh;
 };
 
 struct thread_rec *threads_acquire(JNIEnv *env);   /* NULL if unknown; else release it */
+/* Hold r's guard (shim.h) before JVMTI suspends its thread: false if the thread stayed in a
+ * critical section of the shim (then it is not suspended now). Release after resuming. */
+bool threads_hold_guard(struct thread_rec *r);
+void threads_release_guard(struct thread_rec *r);
 void threads_release(struct thread_rec *r);
 struct thread_rec *threads_self(void);              /* the caller's own (borrowed) */
 JNIEnv *threads_env_of(JNIEnv *jni, jthread t);     /* NULL if unknown */
