@@ -6,7 +6,10 @@
  * JVM_INIT_DONE) samples every live thread's stack again and again with GetCallTrace and
  * resolves every frame: its method_id must have come in a CLASS_LOAD, GetMethodClass of it
  * must be an announced, not unloaded class id, the same class that announced the method,
- * and a lineno of -3 (native) only for a method announced with -1/-1 lines. Every event's
+ * and a lineno of -3 (native) only for a method announced with -1/-1 lines. As on HotSpot,
+ * a frame may name a method whose class's CLASS_LOAD is still on its way from the thread
+ * that defines it (GetCallTrace waits for no other thread): such a frame is noted ("late")
+ * and its CLASS_LOAD must have come by JVM_SHUT_DOWN. Every event's
  * env_id must be a live thread (JVM_SHUT_DOWN: any thread ever started), CLASS_UNLOAD a
  * known class. On any violation it prints "ident_sampler: FAIL ..." and calls
  * ProfilerExit(99), as a profiler that cannot attribute a sample would abort.
@@ -51,6 +54,8 @@ struct meth {
 static struct pmap classes; /* class id -> struct cls */
 static struct pmap methods; /* method id -> struct meth */
 static struct pmap ever;    /* env -> 1: THREAD_START delivered at some time */
+static struct pmap late;    /* method id -> class id: sampled before its CLASS_LOAD came */
+static long n_late;
 
 #define MAXLIVE 4096
 static JNIEnv *live_env[MAXLIVE];
@@ -120,10 +125,15 @@ static void sampler(void *arg)
                 struct meth *m = mv;
                 struct cls *c = cv;
                 char what[600] = "";
-                if (!km)
-                    snprintf(what, sizeof what, "frame %d: method id %p never announced (class id %p%s%s)",
-                             f, (void *)mid, (void *)cid, kc ? " " : "", kc ? c->name : " unknown too");
-                else if (!kc)
+                if (!km) {
+                    /* Its CLASS_LOAD may still be on its way from the defining thread. */
+                    if (!pm_get(&late, mid, NULL)) {
+                        pm_put(&late, mid, cid);
+                        n_late++;
+                    }
+                    jvmpi->RawMonitorExit(lock);
+                    continue;
+                } else if (!kc)
                     snprintf(what, sizeof what, "frame %d: %s.%s: GetMethodClass = %p, never announced",
                              f, m->c->name, m->name, (void *)cid);
                 else if (c->unloaded)
@@ -251,10 +261,22 @@ static void notify(JVMPI_Event *ev)
         stop = 1;
         jvmpi->RawMonitorEnter(lock);
         check_env(ev, "JVM_SHUT_DOWN", 1);
+        for (size_t i = 0; i < late.cap; i++) {
+            if (late.k == NULL || late.k[i] == NULL)
+                continue;
+            void *cv = NULL;
+            if (!pm_get(&methods, late.k[i], NULL) &&
+                !(pm_get(&classes, late.v[i], &cv) && ((struct cls *)cv)->unloaded)) {
+                jvmpi->RawMonitorExit(lock);
+                ABORT("method id %p sampled (class id %p) never announced by JVM_SHUT_DOWN",
+                      late.k[i], late.v[i]);
+            }
+        }
         say("summary rounds=%ld traces=%ld frames=%ld native_frames=%ld hidden_class_frames=%ld "
-            "empty_traces=%ld classes=%ld unloads=%ld threads=%ld max_live=%d null_env=%ld",
+            "empty_traces=%ld classes=%ld unloads=%ld threads=%ld max_live=%d null_env=%ld "
+            "late_methods=%ld",
             n_rounds, n_traces, n_frames, n_native_frames, n_hidden_frames, n_empty, n_classes,
-            n_unloads, n_threads, max_live, n_null_env);
+            n_unloads, n_threads, max_live, n_null_env, n_late);
         jvmpi->RawMonitorExit(lock);
         break;
     default:

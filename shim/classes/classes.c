@@ -314,7 +314,7 @@ static void rec_release(JNIEnv *jni, struct class_rec *r)
  * their class unloads, so the pointer stays valid for the caller's event. */
 static struct class_rec *rec_of(JNIEnv *jni, jclass cls)
 {
-    jobjectID id = ids_of(jni, cls);
+    jobjectID id = ids_of_kept(jni, cls);
     if (id == NULL)
         return NULL;
     jlong tag = ids_tag(id);
@@ -438,8 +438,20 @@ static void ensure_linked(JNIEnv *jni, jclass cls)
     if ((*jni)->ExceptionCheck(jni))
         (*jni)->ExceptionClear(jni); /* e.g. a verify error: the class keeps its state, and
                                         the JVM verifies it again, and throws, at first use */
-    if (r)
+    if (r) {
+        /* The Field[] and its Fields are the shim's: marked so that no sweep, dump or free
+         * ever names them (ids.h, TAG_SHIM_OWN). */
+        jint n = (*jni)->GetArrayLength(jni, r);
+        for (jint i = 0; i < n; i++) {
+            jobject f = (*jni)->GetObjectArrayElement(jni, r, i);
+            if (f != NULL) {
+                (*g_shim.jvmti)->SetTag(g_shim.jvmti, f, TAG_SHIM_OWN);
+                (*jni)->DeleteLocalRef(jni, f);
+            }
+        }
+        (*g_shim.jvmti)->SetTag(g_shim.jvmti, r, TAG_SHIM_OWN);
         (*jni)->DeleteLocalRef(jni, r);
+    }
     (*jni)->DeleteLocalRef(jni, cc);
 }
 

@@ -261,7 +261,7 @@ static bool idx_rebuild(JNIEnv *jni)
         jlong t = 0;
         (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[i], &t);
         jlong id = t & TAG_ID_MASK;
-        if (id != 0) {
+        if (id != 0 && !(t & TAG_KEPT)) { /* kept ids resolve through the kept table */
             jweak *old = idx_find(idx.keys, idx.refs, idx.cap, id);
             jweak w = NULL;
             if (old != NULL && *old != NULL) {
@@ -302,6 +302,160 @@ static bool idx_rebuild(JNIEnv *jni)
     return true;
 }
 
+/* ---- the kept table: id -> weak reference, for ids handed out with the object at hand ----
+ *
+ * An id a class, a thread, a monitor event, a receiver, a JNI reference or
+ * jobject2jobjectID hands out is resolvable from then on without a heap pass: its object
+ * was at hand, so a JNI weak global reference to it goes into this table, and the tag gets
+ * TAG_KEPT (set once, under tag_lock, by the thread that inserts), so later hand-outs of
+ * the same object cost nothing more than the GetTag they made anyway. Ids of objects
+ * announced by OBJECT_ALLOC or named by a dump are not kept (a weak reference per
+ * allocation would cost the allocation path a JNI call and about 40 bytes per live object):
+ * the index answers those, one pass per dump. Sixteen shards by id, each open addressing
+ * at most half full; before a shard grows it drops the entries whose object died (a cleared
+ * weak reference), so the table holds about two entries per live kept object at most,
+ * whether or not OBJECT_FREE is on. The shard locks are leaves, held across JNI calls, so
+ * inside a critical section (shim.h). */
+#define KEPT_SHARDS 16
+static struct kept_shard {
+    pthread_mutex_t lock;
+    jlong *keys;
+    jweak *refs;
+    size_t cap, n;
+} kept[KEPT_SHARDS] = {[0 ... KEPT_SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+
+static struct kept_shard *kept_shard(jlong id)
+{
+    return &kept[((uint64_t)id >> 3) & (KEPT_SHARDS - 1)];
+}
+
+static inline size_t kept_slot(jlong id, size_t cap)
+{
+    return (size_t)(((uint64_t)id >> 7) * 0x9E3779B97F4A7C15ULL >> 22) & (cap - 1);
+}
+
+static void kept_place(jlong *keys, jweak *refs, size_t cap, jlong id, jweak w)
+{
+    size_t i = kept_slot(id, cap);
+    while (keys[i] != 0)
+        i = (i + 1) & (cap - 1);
+    keys[i] = id;
+    refs[i] = w;
+}
+
+/* Make room for one more entry: drop the dead ones, grow if the live ones need it. Under
+ * the shard's lock. False if out of memory. */
+static bool kept_room(JNIEnv *jni, struct kept_shard *k)
+{
+    if (2 * (k->n + 1) <= k->cap)
+        return true;
+    size_t live = 0;
+    for (size_t i = 0; i < k->cap; i++) {
+        if (k->keys[i] == 0)
+            continue;
+        if ((*jni)->IsSameObject(jni, k->refs[i], NULL)) {
+            (*jni)->DeleteWeakGlobalRef(jni, k->refs[i]);
+            k->keys[i] = 0;
+            k->refs[i] = NULL;
+        } else {
+            live++;
+        }
+    }
+    size_t cap = k->cap ? k->cap : 256;
+    while (4 * (live + 1) > cap)
+        cap *= 2;
+    jlong *keys = calloc(cap, sizeof *keys);
+    jweak *refs = calloc(cap, sizeof *refs);
+    if (keys == NULL || refs == NULL) {
+        free(keys);
+        free(refs);
+        return false;
+    }
+    for (size_t i = 0; i < k->cap; i++)
+        if (k->keys[i] != 0)
+            kept_place(keys, refs, cap, k->keys[i], k->refs[i]);
+    free(k->keys);
+    free(k->refs);
+    k->keys = keys;
+    k->refs = refs;
+    k->cap = cap;
+    k->n = live;
+    return true;
+}
+
+static void kept_put(JNIEnv *jni, jlong id, jobject obj)
+{
+    struct kept_shard *k = kept_shard(id);
+    jweak w = (*jni)->NewWeakGlobalRef(jni, obj);
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&k->lock);
+    bool ok = kept_room(jni, k);
+    if (ok) {
+        kept_place(k->keys, k->refs, k->cap, id, w);
+        k->n++;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (!ok) {
+        (*jni)->DeleteWeakGlobalRef(jni, w);
+        static bool warned;
+        log_warn_once(&warned, "ids: out of memory keeping object ids: requests for them "
+                      "will need a heap pass");
+    }
+}
+
+/* A local ref for a kept id, or NULL (not kept, or its object died). */
+static jobject kept_get(JNIEnv *jni, jlong id)
+{
+    struct kept_shard *k = kept_shard(id);
+    jobject r = NULL;
+    pthread_mutex_lock(&k->lock);
+    if (k->cap > 0)
+        for (size_t i = kept_slot(id, k->cap); k->keys[i] != 0; i = (i + 1) & (k->cap - 1))
+            if (k->keys[i] == id) {
+                r = (*jni)->NewLocalRef(jni, k->refs[i]);
+                break;
+            }
+    pthread_mutex_unlock(&k->lock);
+    return r;
+}
+
+void ids_keep_tagged(JNIEnv *jni, jobject obj, jlong tag)
+{
+    if (obj == NULL || (tag & TAG_KEPT) || (tag & TAG_ID_MASK) == 0 || jni == NULL)
+        return;
+    shim_crit_begin();
+    pthread_mutex_lock(&tag_lock);
+    jlong now = 0;
+    bool mine = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &now) == JVMTI_ERROR_NONE &&
+                (now & TAG_ID_MASK) == (tag & TAG_ID_MASK) && !(now & TAG_KEPT) &&
+                (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, now | TAG_KEPT) == JVMTI_ERROR_NONE;
+    pthread_mutex_unlock(&tag_lock);
+    if (mine)
+        kept_put(jni, tag & TAG_ID_MASK, obj);
+    shim_crit_end();
+}
+
+jobjectID ids_of_kept(JNIEnv *jni, jobject obj)
+{
+    if (obj == NULL)
+        return NULL;
+    jlong tag = 0;
+    jvmtiError err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    if (err != JVMTI_ERROR_NONE) {
+        jvmti_ok_at(err, LOG_WARN, "GetTag of an object to give it a jobjectID");
+        return NULL;
+    }
+    if (tag & TAG_KEPT)
+        return ids_from_tag(tag);
+    if (tag == 0) {
+        ids_of(jni, obj);
+        (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+    }
+    ids_keep_tagged(jni, obj, tag);
+    return ids_from_tag(tag);
+}
+
 const char *const IDS_WHY_NULL = "NULL id";
 const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
 const char *const IDS_WHY_DEAD = "its object is no longer alive";
@@ -321,7 +475,11 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
     for (int i = ids_tl_hand_n - 1; i >= 0 && ids_tl_hand != NULL; i--)
         if (ids_tl_hand[i].id == want)
             return (*jni)->NewLocalRef(jni, ids_tl_hand[i].ref);
-    jobject r = NULL;
+    shim_crit_begin();
+    jobject r = kept_get(jni, want);
+    shim_crit_end();
+    if (r != NULL)
+        return r;
     shim_crit_begin();
     pthread_mutex_lock(&idx_lock);
     bool ok = want < idx.covered || idx_rebuild(jni);

@@ -2,9 +2,10 @@
  *
  * Tag layout (64 bits): bits 3..43 the object's serial — the jobjectID is exactly these
  * bits, so it is a multiple of 8 and never changes; bit 0 "OBJECT_ALLOC was posted for
- * it"; bits 44..63 the object's size in 8-byte words when the shim learned it at
- * allocation (0: unknown, or too large: see memory.c), so OBJECT_FREE and the GC
- * statistics know what died without a per-object side table.
+ * it"; bit 2 "kept": the id resolves through the kept table (ids.c); bits 44..63 the
+ * object's size in 8-byte words when the shim learned it at allocation (0: unknown, or too
+ * large: see memory.c), so OBJECT_FREE and the GC statistics know what died without a
+ * per-object side table.
  *
  * Invariant: an object is tagged only when its id is handed to an agent (an event, a dump,
  * a function's result) or it is a class mirror, so memory.c posts OBJECT_FREE for every
@@ -17,15 +18,23 @@
 
 #define TAG_ID_MASK ((jlong)0x00000FFFFFFFFFF8LL)
 #define TAG_ALLOCATED ((jlong)1)
+#define TAG_KEPT ((jlong)4)
 #define TAG_SIZE_SHIFT 44
 #define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
-/* The one exception to "tag nothing for the shim's own use": the few arrays memory.c
- * allocates at VMInit to reset the main thread's sampling point. Id bits 0: no event, no
- * free, no sweep, no index entry ever names it. */
+/* The one exception to "tag nothing for the shim's own use": objects the shim makes for
+ * itself that a heap walk would otherwise meet (the arrays memory.c allocates at VMInit to
+ * reset the main thread's sampling point, the Field objects classes.c gets to link a class).
+ * Id bits 0: no event, no free, no sweep, no dump, no index entry ever names one. */
 #define TAG_SHIM_OWN ((jlong)2)
 
 /* The id of obj, tagging it if it has none yet. NULL for a NULL ref. */
 jobjectID ids_of(JNIEnv *jni, jobject obj);
+/* The same for an id handed to an agent with the object at hand (a class, a thread, a
+ * monitor, a receiver, a JNI reference's object, jobject2jobjectID): from then on the id
+ * resolves in O(1) (ids_resolve), without a heap pass. ids_keep_tagged does it for an
+ * object whose full tag the caller has just read. */
+jobjectID ids_of_kept(JNIEnv *jni, jobject obj);
+void ids_keep_tagged(JNIEnv *jni, jobject obj, jlong tag);
 /* The id of obj; if no OBJECT_ALLOC was posted for it yet, marks it as posted (with its
  * size) and sets *tag to its full tag, else sets *tag to 0. Atomic against other callers. */
 jobjectID ids_claim_allocated(JNIEnv *jni, jobject obj, jlong size_bytes, jlong *tag);
@@ -39,7 +48,7 @@ static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
     jlong words = (size_bytes + 7) / 8;
     if (words > TAG_SIZE_MAX_WORDS)
         words = 0;
-    return (tag & TAG_ID_MASK) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+    return (tag & (TAG_ID_MASK | TAG_KEPT)) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
 /* A local ref for a live id, or NULL (and *why says why: one of IDS_WHY_* or another
  * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */

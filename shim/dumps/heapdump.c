@@ -1202,7 +1202,7 @@ static void threads_hold(JNIEnv *jni, struct walk *w, struct world *world)
             continue;
         jint fc = 0;
         (*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, world->snap[i].thread, &fc);
-        w->thr_tags[w->nthr] = ids_tag(ids_of(jni, world->snap[i].thread));
+        w->thr_tags[w->nthr] = ids_tag(ids_of_kept(jni, world->snap[i].thread));
         w->thr_envs[w->nthr] = world->snap[i].env;
         w->thr_frames[w->nthr] = fc;
         w->nthr++;

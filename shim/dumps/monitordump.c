@@ -152,7 +152,7 @@ jint monitordump_request(struct instance *inst, void *arg)
         classes_id_announced(jni, c);
         (*jni)->DeleteLocalRef(jni, c);
         db_u1(&b, JVMPI_MONITOR_JAVA);
-        db_ptr(&b, ids_of(jni, mons[m].obj));
+        db_ptr(&b, ids_of_kept(jni, mons[m].obj));
         db_ptr(&b, mons[m].owner);
         db_u4(&b, (uint32_t)(ne + nw));
         db_u4(&b, (uint32_t)ne);

@@ -409,17 +409,20 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
      * (HotSpot did not announce those either: agents ask with RequestEvent). Until
      * JVM_INIT_DONE the start-up replay announces what exists; announcing here too would put
      * events on threads whose THREAD_START the replay has not posted yet. */
+    /* The object is at hand: its id is kept resolvable (ids_of_kept, core/ids.c). */
     if (!memory_alloc_complete()) {
-        id = ids_of(jni, obj);
+        id = ids_of_kept(jni, obj);
     } else {
         jlong tag = 0;
         (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
         jlong ctag = 0;
         if (tag & TAG_ALLOCATED) {
             id = ids_from_tag(tag);
+            ids_keep_tagged(jni, obj, tag);
         } else if (tag != 0 && (*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &ctag) ==
                                    JVMTI_ERROR_NONE && (ctag & TAG_ID_MASK) == (tag & TAG_ID_MASK)) {
             id = ids_from_tag(tag); /* java.lang.Class's own Class object: never unrequested */
+            ids_keep_tagged(jni, obj, tag);
         } else {
             jlong size = 0;
             (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, obj, &size);
@@ -428,6 +431,7 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
                 track(tag, size, stripe_of(jni));
                 post_alloc(jni, NULL, 0, obj, cls, size, id);
             }
+            ids_of_kept(jni, obj);
         }
     }
     (*jni)->DeleteLocalRef(jni, cls);

@@ -598,7 +598,7 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
     ev.u.thread_start.group_name = (char *)group;
     ev.u.thread_start.parent_name = (char *)parent;
     ev.u.thread_start.thread_id = r->ref == NULL ? NULL
-                                  : own_start ? ids_of(jni, r->ref)
+                                  : own_start ? ids_of_kept(jni, r->ref)
                                               : memory_id_announced(jni, r->ref);
     ev.u.thread_start.thread_env_id = r->env;
     event_post(inst, &ev);
