@@ -1,7 +1,7 @@
 #!/bin/bash
 # ids.sh — what resolving object ids costs (docs/performance.md, "Object ids").
 #
-#   bench/ids.sh [ensure] [dumpask] [badids]      default: all three
+#   bench/ids.sh [ensure] [dumpask] [badids] [fresh]      default: all four
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_IDS_HEAPS (live objects,
 # default "100000 1000000 4000000"), BENCH_IDS_ROUNDS (ensure rounds, default 3),
@@ -19,6 +19,12 @@
 #          then RequestEvent(OBJECT_ALLOC) for every id in it, then OBJECT_DUMP for
 #          BENCH_IDS_OBJDUMPS of them; it times each part. Goal: the whole <= 3x the dump,
 #          OBJECT_DUMP for 100 k objects included; per-request cost flat as HEAP grows.
+# fresh    IdsWork fresh HEAP 300: HEAP live objects, then 300 times a class defined in a new
+#          loader, asked for in its CLASS_LOAD handler (RequestEvent(OBJECT_ALLOC, class_id)),
+#          and an object of it converted with jobject2jobjectID and asked for at once. The
+#          agent times each request (us/request). Goal: <= 100 us with 1 M live objects, flat
+#          from 100 k to 4 M. Run on the shim alone (the requests are what is measured; no
+#          native agent has JVMPI requests).
 # badids   IdsWork badids HEAP HEAP/10 1000000: one million calls with garbage, freed and
 #          wrong-kind ids, timed in the agent; the warning lines the shim printed are counted.
 #
@@ -27,7 +33,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-ensure dumpask badids}
+SCEN=${*:-ensure dumpask badids fresh}
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 HEAPS=${BENCH_IDS_HEAPS:-100000 1000000 4000000}
 ROUNDS=${BENCH_IDS_ROUNDS:-3}
@@ -111,6 +117,20 @@ for j in $JDKS; do
           "$(echo "$l" | sed -n 's/.*refused=\([0-9]*\).*/\1/p')" "$(echo "$l" | sed -n 's/.*accepted=\([0-9]*\).*/\1/p')" \
           "$(echo "$l" | sed -n 's/.*ns_per_call=\([0-9]*\).*/\1/p')" "$w"
         printf '%s\tbadids\t%s\t%s\t%s\n' "$v" "$h" "$l" "$w" >>"$OUT/results.tsv"
+      done ;;
+    fresh)
+      echo; echo "== JDK $v fresh: 300 classes asked for in their CLASS_LOAD, 300 objects asked for right after jobject2jobjectID"
+      printf '%-9s %10s %14s %10s %18s %8s
+' heap classes class_us/req converted converted_us/req failed
+      for h in $HEAPS; do
+        n=jdk$v-fresh-$h
+        run "$n" "$J" "-agentpath:$SHIM=legacy=$AG:fresh" -cp "$CP" IdsWork fresh "$h" 300
+        l=$(grep '^ids: fresh ' "$OUT/raw/$n.out")
+        f() { echo "$l" | sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+        printf '%-9s %10s %14s %10s %18s %8s
+' "$h" "$(f class_requests)" "$(f class_us)" \
+          "$(f converted_requests)" "$(f converted_us)" "$(f failed)"
+        printf '%s\tfresh\t%s\t%s\n' "$v" "$h" "$l" >>"$OUT/results.tsv"
       done ;;
     *) echo "ids.sh: unknown scenario $s" >&2; exit 2 ;;
     esac

@@ -43,6 +43,15 @@
  *
  * Option "norequest" (with "ensure"): the same without the requests (the benchmark's baseline).
  *
+ * Option "fresh" — ids asked for as soon as they are handed out, the HPROF way: in the
+ * CLASS_LOAD handler of each IdsWork$Fresh (the workload defines it again and again, in a
+ * new loader each time) RequestEvent(OBJECT_ALLOC, class_id) for the class object; and in
+ * the native IdsWork.convert(Object) (bound from this library), jobject2jobjectID of the
+ * object and RequestEvent(OBJECT_ALLOC) for that id. Each answer must name the id asked for,
+ * java.lang.Class or IdsWork$Fresh. At JVM_SHUT_DOWN:
+ *     ids: fresh class_requests=<n> class_us=<us per request> converted_requests=<n>
+ *          converted_us=<us per request> failed=<n>
+ *
  * Violations print "ids: FAIL ...".
  */
 #include <jvmpi.h>
@@ -62,7 +71,7 @@
 #include "kit/checked.h"
 
 static JVMPI_RawMonitor lock;
-static int opt_ensure, opt_dumpask, opt_norequest, opt_badids;
+static int opt_ensure, opt_dumpask, opt_norequest, opt_badids, opt_fresh;
 static long opt_objdumps = 50000;
 
 /* ---- an id -> record hash (open addressing, never shrinks) ---------------------------- */
@@ -167,6 +176,59 @@ static void on_alloc(JVMPI_Event *ev)
     r->cls = ev->u.obj_alloc.class_id;
     r->size = (int)ev->u.obj_alloc.size;
     r->is_array = (int)ev->u.obj_alloc.is_array;
+    jvmpi->RawMonitorExit(lock);
+}
+
+/* ---- fresh mode ----------------------------------------------------------------------- */
+
+static long fresh_class_n, fresh_conv_n, fresh_failed;
+static double fresh_class_us, fresh_conv_us;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Under lock: RequestEvent(OBJECT_ALLOC, id), timed; true if it answered for id. */
+static int fresh_ask(void *id, double *us)
+{
+    asking = id;
+    double t0 = now_us();
+    jint rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
+    *us += now_us() - t0;
+    asking = NULL;
+    struct rec *r = tab_get(&objs, id, 0);
+    return rc == JVMPI_SUCCESS && r != NULL && r->state == 2;
+}
+
+static void on_fresh_class(void *class_id)
+{
+    jvmpi->RawMonitorEnter(lock);
+    jvmpi->DisableGC();
+    if (!fresh_ask(class_id, &fresh_class_us)) {
+        fresh_failed++;
+        FAIL("RequestEvent(OBJECT_ALLOC, %p) for a class in its CLASS_LOAD: no answer", class_id);
+    }
+    fresh_class_n++;
+    jvmpi->EnableGC();
+    jvmpi->RawMonitorExit(lock);
+}
+
+JNIEXPORT void JNICALL Java_IdsWork_convert(JNIEnv *env, jclass cls, jobject o)
+{
+    (void)env;
+    (void)cls;
+    jvmpi->RawMonitorEnter(lock);
+    jvmpi->DisableGC();
+    void *id = jvmpi->jobject2jobjectID(o);
+    if (id == NULL || !fresh_ask(id, &fresh_conv_us)) {
+        fresh_failed++;
+        FAIL("RequestEvent(OBJECT_ALLOC, %p) for an id jobject2jobjectID just made: no answer", id);
+    }
+    fresh_conv_n++;
+    jvmpi->EnableGC();
     jvmpi->RawMonitorExit(lock);
 }
 
@@ -437,6 +499,9 @@ static void notify(JVMPI_Event *ev)
 {
     switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
     case JVMPI_EVENT_CLASS_LOAD: {
+        if (opt_fresh && !(ev->event_type & JVMPI_REQUESTED_EVENT) &&
+            strcmp(ev->u.class_load.class_name, "IdsWork$Fresh") == 0)
+            on_fresh_class(ev->u.class_load.class_id);
         int c = which_class(ev->u.class_load.class_name);
         jvmpi->RawMonitorEnter(lock);
         if (c >= 0)
@@ -470,6 +535,10 @@ static void notify(JVMPI_Event *ev)
         jvmpi->RawMonitorEnter(lock);
         if (opt_ensure)
             ensure_report();
+        if (opt_fresh)
+            say("fresh class_requests=%ld class_us=%.2f converted_requests=%ld converted_us=%.2f "
+                "failed=%ld", fresh_class_n, fresh_class_n ? fresh_class_us / fresh_class_n : 0.0,
+                fresh_conv_n, fresh_conv_n ? fresh_conv_us / fresh_conv_n : 0.0, fresh_failed);
         say("shutdown fails=%d", g_fails);
         jvmpi->RawMonitorExit(lock);
         break;
@@ -487,6 +556,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     opt_dumpask = options && strstr(options, "dumpask") != NULL;
     opt_norequest = options && strstr(options, "norequest") != NULL;
     opt_badids = options && strstr(options, "badids") != NULL;
+    opt_fresh = options && strstr(options, "fresh") != NULL;
     const char *od = options ? strstr(options, "objdumps=") : NULL;
     if (od != NULL)
         opt_objdumps = atol(od + 9);

@@ -14,6 +14,11 @@
  * jvmpishim.ids.drop, drops the As and collects (System.gc() three times), sets
  * jvmpishim.ids.calls=CALLS and jvmpishim.ids.dropped, and waits for jvmpishim.ids.done.
  *
+ * "fresh" HEAP N: keeps HEAP one-element int arrays, then N times defines IdsWork$Fresh in a
+ * new class loader (so N classes of that name), makes one of it and passes it to the native
+ * convert(Object) of the agent library (the agent asks for the ids as they are handed out:
+ * option "fresh"). Prints "BENCH fresh heap=HEAP classes=N elapsed_ms=T".
+ *
  * "dumpask" NA NB NC K: keeps NA As, NB Bs, NC Cs (serials 0..n-1 per class) and K arrays
  * A[2], A[4] .. A[2K] in statics (the As themselves are held in an Object[]), prints "IdsWork: dumpask A=.. B=.. C=.. arrays=K", sets the
  * system property jvmpishim.ids.ready and waits (at most 120 s) for jvmpishim.ids.done, set by
@@ -25,6 +30,9 @@ public class IdsWork {
     static final class A { int serial; A(int s) { serial = s; } int touch() { return serial; } }
     static final class B { int serial; long x, y; B(int s) { serial = s; x = s; y = -s; } int touch() { return serial + (int) (x - y); } }
     static final class C { int serial; long a, b, c, d, e, f; C(int s) { serial = s; a = s; f = s; } int touch() { return serial + (int) (a + f); } }
+
+    public static final class Fresh { public int v = 7; }
+    static native void convert(Object o);
 
     static Object[] as; static B[] bs; static C[] cs; static A[][] arrays;
     static volatile int sink;
@@ -39,8 +47,34 @@ public class IdsWork {
             long t1 = System.nanoTime();
             System.out.println("BENCH ensure heap=" + keep.length + " elapsed_ms=" + (t1 - t0) / 1000000);
         }
+        else if (args[0].equals("fresh")) fresh(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
         else if (args[0].equals("badids")) badids(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
         else dumpask(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+    }
+
+    static void fresh(int heap, int n) throws Exception {
+        Object[] keep = new Object[heap];
+        for (int i = 0; i < heap; i++) keep[i] = new int[] {i};
+        byte[] bytes;
+        try (java.io.InputStream in = IdsWork.class.getResourceAsStream("IdsWork$Fresh.class")) {
+            bytes = in.readAllBytes();
+        }
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            ClassLoader l = new ClassLoader(IdsWork.class.getClassLoader()) {
+                @Override protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                    if (!name.equals("IdsWork$Fresh")) return super.loadClass(name, resolve);
+                    synchronized (getClassLoadingLock(name)) {
+                        Class<?> c = findLoadedClass(name);
+                        return c != null ? c : defineClass(name, bytes, 0, bytes.length);
+                    }
+                }
+            };
+            Object o = l.loadClass("IdsWork$Fresh").getConstructor().newInstance();
+            convert(o);
+        }
+        long t1 = System.nanoTime();
+        System.out.println("BENCH fresh heap=" + keep.length + " classes=" + n + " elapsed_ms=" + (t1 - t0) / 1000000);
     }
 
     static void ensure(int threads, int per) throws Exception {
