@@ -22,7 +22,8 @@
  *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
- *      layout_lock (heapdump.c: class layouts kept between dumps):
+ *      layout_lock (heapdump.c: class layouts kept between dumps), key_lock (classes.c:
+ *      class loaders' private tags), guard_lock (state.c: held threads wait on it):
  *      leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls
@@ -30,6 +31,7 @@
  *      idx_lock              ids.c: the id index, held across an index pass (a heap
  *                            iteration at a safepoint) and a lookup's NewLocalRef; its
  *                            waiters wait in native code, and the pass takes no shim lock
+ *      kept[].lock           ids.c: a shard of the kept table, held across its JNI calls
  *   7. log_lock              log.c, a leaf
  * report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
  * log_lock; its signal handlers take no lock.
@@ -38,6 +40,9 @@
  * chunk_lock (a leaf, for new probe ids); ctor_lock (a leaf) guards the constructor table. Probes never take it, and the thread holding it
  * waits in native code, so it cannot hold up the safepoint the retransformation needs.
  * Threads waiting on any of these wait in native code, so they never hold up a safepoint.
+ * Every lock held across a JNI or JVMTI call is taken inside a critical section of the
+ * suspension guard (below), begun with no other shim lock held, so that no thread an agent
+ * suspends stops while it holds one.
  */
 #ifndef JVMPISHIM_SHIM_H
 #define JVMPISHIM_SHIM_H

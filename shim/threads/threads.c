@@ -329,13 +329,13 @@ jint threads_init_live(JNIEnv *jni)
     return JNI_OK;
 }
 
-size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
+static size_t snapshot(JNIEnv *jni, struct thread_snap **out, bool with_worker)
 {
     pthread_mutex_lock(&reg_lock);
     size_t n = HASH_COUNT(by_env), i = 0;
     struct thread_rec **v = calloc(n ? n : 1, sizeof *v);
     struct thread_rec *r, *tmp;
-    JNIEnv *hidden = worker_env(); /* the shim's own thread is not in the dumps */
+    JNIEnv *hidden = with_worker ? NULL : worker_env(); /* not in the dumps */
     if (v != NULL)
         HASH_ITER(hh, by_env, r, tmp) {
             if (hidden != NULL && r->env == hidden)
@@ -355,6 +355,11 @@ size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
     free(v);
     *out = s;
     return s ? i : 0;
+}
+
+size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
+{
+    return snapshot(jni, out, false);
 }
 
 bool threads_env_is_current(JNIEnv *env)
@@ -842,9 +847,10 @@ static jint request_thread_start(struct instance *inst, void *arg)
                                       (void *)id, jni ? ": NULL thread id" : " from a thread the JVM does not know");
         return JVMPI_FAIL;
     }
-    /* Registry scan: the thread whose object carries this id. */
+    /* Registry scan: the thread whose object carries this id. The shim's worker too: an
+     * agent that got its THREAD_START (before the first event it posted) may ask again. */
     struct thread_snap *snap = NULL;
-    size_t n = threads_snapshot(jni, &snap);
+    size_t n = snapshot(jni, &snap, true);
     JNIEnv *env = NULL;
     for (size_t i = 0; i < n; i++) {
         if (env == NULL && snap[i].thread != NULL && ids_peek(snap[i].thread) == id)
