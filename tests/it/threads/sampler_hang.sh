@@ -23,7 +23,7 @@
 source "$ROOT/tests/it/lib.sh"
 SECS=8
 RUN_TIMEOUT=${SAMPLER_RUN_TIMEOUT:-60}
-BUDGET=${SAMPLER_BUDGET:-250}
+BUDGET=${SAMPLER_BUDGET:-285}   # tests/run.sh ends a test after 300 s
 t_start=$(date +%s)
 field() { echo "$1" | sed -n "s/.*[ ]$2=\([0-9-]*\).*/\1/p"; }
 
@@ -41,8 +41,8 @@ storm() {
   if kill -0 $pid 2>/dev/null; then
     RC=hang
     command -v gdb >/dev/null &&
-      timeout 60 gdb -p $pid -batch -ex 'thread apply all bt 24' >"$WORK/hang.$label.gdb" 2>&1
-    timeout 20 "$(dirname "$JAVA")/jstack" $pid >"$WORK/hang.$label.jstack" 2>&1
+      timeout 40 gdb -p $pid -batch -ex 'thread apply all bt 24' >"$WORK/hang.$label.gdb" 2>&1
+    timeout 15 "$(dirname "$JAVA")/jstack" $pid >"$WORK/hang.$label.jstack" 2>&1
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
   else
@@ -80,9 +80,10 @@ common() {
   return 0
 }
 
+# Room for one more run, a hang and its stacks included (gdb and jstack: 55 s at most)?
 budget_left() {
   local used=$(( $(date +%s) - t_start ))
-  [ $((used + RUN_TIMEOUT + 30)) -le "$BUDGET" ]
+  [ $((used + RUN_TIMEOUT + 55)) -le "$BUDGET" ]
 }
 
 # The mixes, the two HPROF runs among them so that a hang early leaves them their turn.
