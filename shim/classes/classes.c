@@ -819,10 +819,22 @@ static bool class_prepared(jclass cls)
                   JVMTI_CLASS_STATUS_PRIMITIVE));
 }
 
-/* Linking a class runs Java code (ensure_linked), which can wait for other threads: not
- * inside a JVMPI call (shim.h). The worker links it instead, in the background, so that the
- * next event or request that names it finds it prepared; its CLASS_LOAD comes at that next
- * use, on that thread. */
+/* Linking a class runs Java code (ensure_linked), which can wait for other threads: for a
+ * thread that holds its loader's lock, or the class's init lock, while it sits in a
+ * CLASS_LOAD_HOOK, CLASS_LOAD or ClassPrepare handler. Inside a JVMPI call that is a wait
+ * for another thread's handler, which may in turn wait for the caller's lock (shim.h), so a
+ * call links only when no such handler can be waiting for it: the caller owns no raw
+ * monitor of any agent (the locks agents of the era took), or it delivers JVM_SHUT_DOWN
+ * (no other thread is in a handler then). Otherwise the worker links the class in the
+ * background, so that the next event or request that names it finds it prepared; its
+ * CLASS_LOAD comes at that next use, on that thread. */
+static bool call_may_link(void)
+{
+    return !shim_in_call() || shim_monitors_owned == 0 ||
+           (atomic_load(&g_shim.phase) == PHASE_SHUTTING &&
+            pthread_equal(pthread_self(), g_shim.shutdown_thread));
+}
+
 static void link_on_worker(JNIEnv *jni, void *arg)
 {
     jclass g = arg;
@@ -847,8 +859,9 @@ static void link_later(JNIEnv *jni, jclass cls)
  * waits or links (shim.h): a class another thread is defining or delivering, or one whose
  * supertype's CLASS_LOAD is still on its way elsewhere, is left to that thread (HotSpot's
  * CLASS_LOAD came from the defining thread too, and a call trace could name a class whose
- * CLASS_LOAD had not reached the agent yet); a class not yet linked is linked by the worker
- * and announced at its next use. */
+ * CLASS_LOAD had not reached the agent yet); a class not yet linked is linked only where
+ * that cannot wait for a handler (call_may_link), else by the worker, and then announced at
+ * its next use. */
 static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
 {
     if (announcing_here(r))
@@ -883,13 +896,16 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
         /* Its superclass and interfaces first, if their CLASS_LOAD is still to come
          * elsewhere. */
         wait_for_supers(jni, cls, true);
+    } else if (!class_prepared(cls) && call_may_link()) {
+        ensure_linked(jni, cls);
     } else if (!class_prepared(cls)) {
         link_later(jni, cls);
         report_note(REP_CALL_NO_WAIT, "a class not yet linked was not announced inside a "
-                    "JVMPI call (linking runs Java code); the worker links it, and its "
-                    "CLASS_LOAD comes at its next use");
+                    "JVMPI call made holding a raw monitor (linking runs Java code); the "
+                    "worker links it, and its CLASS_LOAD comes at its next use");
         return;
-    } else if (wait_for_supers(jni, cls, false)) {
+    }
+    if (in_call && wait_for_supers(jni, cls, false)) {
         report_note(REP_CALL_NO_WAIT, "a class whose supertype's CLASS_LOAD was on its way "
                     "on another thread was left to its next use");
         return;
@@ -944,10 +960,10 @@ void classes_prepare(JNIEnv *jni, jclass cls)
 {
     if (class_prepared(cls))
         return;
-    if (shim_in_call())
-        link_later(jni, cls);
-    else
+    if (call_may_link())
         ensure_linked(jni, cls);
+    else
+        link_later(jni, cls);
 }
 
 jobjectID classes_register(JNIEnv *jni, jclass cls)
@@ -1270,8 +1286,9 @@ static void refuse_not_linked(struct instance *inst, jobjectID id, jclass cls)
     int level = atomic_exchange(&warned, true) ? LOG_INFO : LOG_WARN;
     log_msg(level, "agent %d: RequestEvent(CLASS_LOAD, %p): class %s is loaded but not yet "
            "linked; JVMTI lists its methods and fields only once it is linked, and linking it "
-           "inside a JVMPI call could wait for another thread's event handler: JVMPI_FAIL (the "
-           "shim links it now in the background: a request made later succeeds)%s",
+           "here, while the caller owns a raw monitor, could wait for another thread's event "
+           "handler that waits for that monitor: JVMPI_FAIL (the shim links it now in the "
+           "background: a request made later succeeds)%s",
            inst->slot, (void *)id, sig ? sig : "?",
            level == LOG_WARN ? "; further cases are logged at level info" : "");
     report_note(REP_CALL_NO_WAIT, "RequestEvent(CLASS_LOAD) for a class not yet linked: "
@@ -1324,11 +1341,14 @@ static jint request_class_load(struct instance *inst, void *arg)
                                           "class data: JVMPI_FAIL", (void *)id);
         } else {
             struct class_rec *cr = rec_of(jni, cls);
+            if (cr != NULL && atomic_load(&cr->saved) == NULL && !class_prepared(cls) &&
+                call_may_link())
+                ensure_linked(jni, cls);
             if (cr != NULL && atomic_load(&cr->saved) == NULL && !class_prepared(cls)) {
-                /* A class named before it was linked (an array of it was allocated, a dump
-                 * holds its mirror): JVMTI lists its members only once it is linked, and
-                 * linking here, inside the agent's call, could wait for another thread's
-                 * handler (shim.h). The worker links it; a request after that succeeds. */
+                /* A class named before it was linked (a dump holds its mirror), asked for
+                 * by a caller that owns a raw monitor: JVMTI lists its members only once it
+                 * is linked, and linking here could wait for another thread's handler
+                 * (call_may_link). The worker links it; a request after that succeeds. */
                 link_later(jni, cls);
                 refuse_not_linked(inst, id, cls);
             } else if (cr != NULL) {

@@ -167,6 +167,10 @@ static inline void shim_own_java_end(void) { shim_own_java_depth--; }
  * core/state.c. */
 extern _Thread_local int shim_call_depth;
 static inline bool shim_in_call(void) { return shim_call_depth > 0; }
+/* JVMPI raw monitors the calling thread owns (monitors/rawmon.c keeps it). A thread inside a
+ * call that owns none holds no lock of the agent's that another thread's handler could wait
+ * for (agents of the era locked with raw monitors), so it may link a class (classes.c). */
+extern _Thread_local int shim_monitors_owned;
 
 /* Suspension guard. JVMTI suspends a thread in native code only when it next enters the VM
  * (a JNI or JVMTI call), so a thread the agent suspends (JVMPI SuspendThread, or the dumps'

@@ -98,6 +98,7 @@ struct instance *shim_instance_at(const void *pc)
 
 _Thread_local int shim_own_java_depth; /* see shim_own_java() in shim.h */
 _Thread_local int shim_call_depth;     /* see shim_in_call() in shim.h */
+_Thread_local int shim_monitors_owned; /* see shim.h */
 
 /* The JVMPI functions' names, in table order (log lines, the migration report). */
 const char *const jvmpi_fn_names[FN_COUNT] = {

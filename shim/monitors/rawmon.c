@@ -129,6 +129,7 @@ static void lock_owned(struct rawmon *m)
     m->owned = true;
     m->owner = pthread_self();
     m->owner_env = shim_current_jni();
+    shim_monitors_owned++; /* on the owning thread: see shim.h */
 }
 
 void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
@@ -174,6 +175,7 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
 /* Give up ownership entirely; caller holds m->mu. Returns whether threads wait to enter. */
 static bool unlock_owned(struct rawmon *m)
 {
+    shim_monitors_owned--; /* called by the owner only */
     m->owned = false;
     m->count = 0;
     m->owner_env = NULL;
