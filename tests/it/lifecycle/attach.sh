@@ -131,6 +131,15 @@ expect_rc 0
 expect_grep "$WORK/out" '^attach: JVM_OnLoad options=late,k=v$' "colon spelling: JVM_OnLoad got the agent's options, %3D as '='"
 expect_grep "$WORK/r2.txt" '^end of report' "colon spelling: report: took its path"
 
+echo "--- an agent that switches every event number off (tidy.c), attached: no alarm"
+start_target
+jload "report=$WORK/r3.txt,legacy=$AGENTS/libtidy.so"
+expect_grep <(echo "$JC") 'return code: 0' "tidy: the shim loaded"
+finish_target
+expect_rc 0
+expect_nogrep "$WORK/err" 'jvmpishim: warning' "tidy attached: no warning (DisableEvent of MONITOR_DUMP, never enabled, included)"
+expect_grep "$WORK/r3.txt" '^summary: no problems: ' "tidy attached: the summary says no problems"
+
 echo "--- the shim already loaded at start"
 start_target "$(shim_arg lifecycle)"
 jload "legacy=$AGENTS/libattach.so"
