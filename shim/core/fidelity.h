@@ -1,7 +1,7 @@
 /* fidelity.h — how faithfully the shim serves each JVMPI function and event (pure C).
  *
- * The migration report prints these for what an agent used. tests/unit/test_fidelity.c
- * checks every row against the status column of docs/mapping.md, so the two cannot drift.
+ * The migration report prints these for what an agent used. The rows are generated from
+ * docs/mapping.md's tables (tools/fidelity-rows.awk), so the two cannot drift.
  */
 #ifndef JVMPISHIM_FIDELITY_H
 #define JVMPISHIM_FIDELITY_H

@@ -31,8 +31,6 @@ static const char help_text[] =
     "                        system library paths, then the directory of libjvmpishim.so).\n"
     "                        Must come last: everything after the first ':' is passed\n"
     "                        verbatim to the agent's JVM_OnLoad (no ':' passes NULL).\n"
-    "                        Given before another option, the rest would be taken as the\n"
-    "                        path: legacy= comes last.\n"
     "OPTIONs (comma-separated, before legacy=):\n"
     "  help                  print this text and exit\n"
     "  log=LEVEL             quiet | error | warn (default) | info | debug\n"

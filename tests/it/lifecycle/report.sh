@@ -72,9 +72,9 @@ expect_grep "$R" '^end of report \(the run ended by the JVM.s exit' "the report 
 nchk=0; nbad=0
 while read -r name status why; do
   if [[ "$name" =~ ^[0-9]+$ ]]; then
-    doc=$(grep -E "^\| $name \`" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
+    doc=$(grep -E "^\| $name \`" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$3); print $3}')
   else
-    doc=$(grep -E "^\| \`$name\(" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$4); print $4}')
+    doc=$(grep -E "^\| \`$name\(" "$ROOT/docs/mapping.md" | awk -F'|' '{gsub(/ /,"",$3); print $3}')
   fi
   [ "$doc" = planned ] && doc=unavailable
   [ "$doc" = notavailable ] && doc=unavailable
