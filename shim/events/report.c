@@ -521,6 +521,7 @@ static _Atomic int end_signal;   /* SIGTERM/SIGINT noted by the handler, else 0 
 static _Atomic int crash_signal; /* a crash the shim recorded (the JVM may have survived it) */
 static _Atomic int crash_claimed; /* the crash record is written (or being written) */
 static _Atomic int rewriting;     /* a report file is being truncated and rewritten */
+static int unhandled_end;         /* SIGTERM/SIGINT with no JVM handler (-Xrs): no shutdown */
 
 static const char *sig_name(int sig)
 {
@@ -623,7 +624,7 @@ static void tally_of(const struct instance *inst, struct tally *t)
 {
     memset(t, 0, sizeof *t);
     int s = inst->slot;
-    if (atomic_load(&crash_signal) != 0)
+    if (atomic_load(&crash_signal) != 0 || unhandled_end != 0)
         t->will++;
     for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
         if (enabled_unavailable(inst, e))
@@ -708,6 +709,12 @@ static void write_summary(struct w *w, const struct instance *inst)
         w_s(w, " in ");
         w_crash_where(w);
         w_s(w, " (crash record below)\n");
+    }
+    if (unhandled_end != 0) {
+        w_s(w, "  will change: the run was ended by ");
+        w_s(w, sig_name(unhandled_end));
+        w_s(w, ", for which the JVM had no handler (-Xrs?): no shutdown hooks ran and the "
+               "agent got no JVM_SHUT_DOWN, so it wrote nothing it writes at exit\n");
     }
     for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
         if (!enabled_unavailable(inst, e))
@@ -1021,8 +1028,7 @@ static void write_text(struct w *w, const struct instance *inst, const char *how
         w_s(w, events_row(t)->name);
         w_s(w, " (");
         w_plural(w, enr, "EnableEvent call", "EnableEvent calls");
-        w_s(w, enr == 1 ? " answered" : " answered");
-        w_s(w, " JVMPI_NOT_AVAILABLE): not available: ");
+        w_s(w, " answered JVMPI_NOT_AVAILABLE): not available: ");
         w_s(w, how);
         w_s(w, "\n");
     }
@@ -1325,14 +1331,6 @@ static struct range text_of(const void *addr_in_object)
     return ft.r;
 }
 
-/* Async-signal-safe output of a string. */
-static void sw(int fd, const char *s)
-{
-    struct w w = {.fd = fd};
-    w_s(&w, s);
-    w_flush(&w);
-}
-
 /* A return address into agent `slot`'s library among the words just above the stack
  * pointer: the agent's frame that called abort() or a libc function. Reads at most 2 KiB
  * of this thread's own stack above sp, which holds the frames of the crash (a JVM thread's
@@ -1489,17 +1487,23 @@ static void on_end_signal(int sig, siginfo_t *si, void *uc)
     int zero = 0;
     atomic_compare_exchange_strong(&end_signal, &zero, sig);
     const struct sigaction *p = &prev_act[sig];
-    if (!has_handler(sig) && p->sa_handler == SIG_DFL && !atomic_exchange(&written, 1)) {
-        /* No JVM handler (-Xrs): the process dies now, without a shutdown. */
+    if (!has_handler(sig) && p->sa_handler == SIG_DFL && !atomic_exchange(&written, 1) &&
+        !atomic_exchange(&crash_claimed, 1)) {
+        /* No JVM handler (-Xrs): the process dies now, without a shutdown. The report is
+         * rewritten as it stands, as for a crash (no checkpoint starts after the claim). */
+        for (int i = 0; i < 200 && atomic_load(&rewriting); i++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        unhandled_end = sig;
+        const char *how = sig == SIGTERM ? "SIGTERM without a JVM shutdown" : "SIGINT without a JVM shutdown";
         for (int i = 0; i < g_shim.ninst; i++)
             if (rep_fd[i] >= 0) {
-                sw(rep_fd[i], "\nsummary: PROBLEMS: the run was ended by ");
-                sw(rep_fd[i], sig_name(sig));
-                sw(rep_fd[i], ", for which the JVM had no handler (-Xrs?): no shutdown hooks ran "
-                              "and the agent got no JVM_SHUT_DOWN\n"
-                              "end of report (the run ended by ");
-                sw(rep_fd[i], sig_name(sig));
-                sw(rep_fd[i], " without a JVM shutdown)\n");
+                struct w w = {.fd = rep_fd[i]};
+                if (ftruncate(rep_fd[i], 0) != 0)
+                    w_s(&w, "\n\n(the report could not be truncated: the final text follows)\n");
+                write_text(&w, &g_shim.inst[i], how, TEXT_FINAL);
+                w_flush(&w);
             }
     }
     chain(sig, si, uc);

@@ -154,7 +154,9 @@ if start_bg -Xrs "$(shim_arg crasher "" "report=$R")" -cp "$CLASSES" Sleep 10000
   stop TERM
   expect_rc 143
   expect_nogrep "$WORK/out" '^crasher: shut down ' "-Xrs: no JVM shutdown, no JVM_SHUT_DOWN"
-  expect_grep "$R" '^summary: PROBLEMS: the run was ended by SIGTERM, for which the JVM had no handler' "-Xrs: the report names the signal"
+  expect_grep "$R" '^summary: PROBLEMS: 1 thing will change the agent.s output' "-Xrs: the summary says PROBLEMS"
+  expect_grep "$R" '^  will change: the run was ended by SIGTERM, for which the JVM had no handler \(-Xrs\?\): no shutdown hooks ran and the agent got no JVM_SHUT_DOWN' "-Xrs: the report names the signal and what it means"
+  expect_eq "$(grep -c '^summary:' "$R")" 1 "-Xrs: one summary (the checkpoint rewritten)"
   expect_eq "$(tail -n 1 "$R")" "end of report (the run ended by SIGTERM without a JVM shutdown)" "-Xrs: the last line"
 fi
 finish
