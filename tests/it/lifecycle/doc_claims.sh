@@ -75,7 +75,7 @@ nchk=0; nbad=0
 while IFS= read -r msg; do
   text=$(echo "$msg" | sed -E 's/^`jvmpishim: (error|warning|info|debug): //; s/`$//')
   while IFS= read -r piece; do
-    piece=$(echo "$piece" | sed -E 's/ *\([0-9]+\)//g; s/<[^>]*>//g; s/\.\.\.//g' | xargs -0 echo -n | sed 's/ *$//')
+    piece=$(echo "$piece" | sed -E 's/ *\([0-9]+\)//g; s/<[^>]*>//g; s/\.\.\.//g; s/^ *//; s/ *$//')
     [ "${#piece}" -ge 8 ] || continue
     nchk=$((nchk+1))
     grep -qF -- "$piece" "$WORK/strings" || { nbad=$((nbad+1)); echo "     not in the library: '$piece' (from $msg)"; }
