@@ -28,7 +28,9 @@ CFLAGS   ?= -O2 -g
 # TLS descriptors: the shim's thread-locals (read on every event) without a call to
 # __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
 TLS_DIALECT  := $(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2,)
-SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC)
+SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC)
+# The migration report's per-row text is docs/mapping.md's, generated into a header.
+FIDELITY_ROWS := $(B)/gen/fidelity_rows.h
 # Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
 AGENT_CFLAGS := $(WARN) $(CFLAGS) -fPIC -Iinclude $(JNI_INC)
 
@@ -73,6 +75,11 @@ $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
+$(FIDELITY_ROWS): docs/mapping.md tools/fidelity-rows.awk
+	@mkdir -p $(@D)
+	awk -f tools/fidelity-rows.awk docs/mapping.md > $@.tmp && mv $@.tmp $@
+$(B)/obj/core/fidelity.o: $(FIDELITY_ROWS)
+
 $(B)/libjvmpishim.so: $(SHIM_OBJ)
 	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
 
@@ -83,11 +90,11 @@ $(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h $(KIT_HDR) | $(B)/agents
 $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
-$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
-$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) | $(B)/unit-san
+$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(FIDELITY_ROWS) | $(B)/unit
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
 	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  -D_GNU_SOURCE -pthread -Iinclude -Ishim $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	  -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 
 $(CLASSES): $(JAVA_SRC) | $(B)/classes
 	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)

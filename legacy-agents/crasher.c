@@ -7,7 +7,15 @@
  * such a crash (signal, library, symbol, the event being delivered) and the JVM must still
  * write its hs_err file and exit as it does for any native crash.
  *
- * Options: class=NAME (the class whose CLASS_LOAD crashes; default: never crash), or
+ * The other classic crash was an assert: "assert" makes it an allocation profiler that, on
+ * its first OBJECT_ALLOC of a class it has no record of, asks RequestEvent(CLASS_LOAD) for
+ * the class and asserts JVMPI_SUCCESS, but passes the event's obj_id where the class_id
+ * belongs (the two fields sit side by side). The shim refuses the id with a warning, the
+ * assert fails and abort() ends the process (SIGABRT, for which the JVM has no handler and
+ * writes no hs_err file). The report must carry that warning, the rejected id and the
+ * abort, as they stood at the crash.
+ *
+ * Options: class=NAME (the class whose CLASS_LOAD crashes; default: never crash), assert, or
  * natives: at JVM_INIT_DONE, bind AgentNatives.answer()I to this library's code with JNI
  * RegisterNatives, through the JNIEnv the event names, as old agents bound the natives of
  * their Java-side helper classes. Observations on stdout prefixed "crasher: ". Without class=, it is a
@@ -16,6 +24,7 @@
  */
 #include <jvmpi.h>
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,11 +86,30 @@ void crasher_class_load(JVMPI_Event *ev)
     }
 }
 
+static int opt_assert;
+
+/* Exported: the crash record names the agent's frame that called abort(). */
+void crasher_alloc(JVMPI_Event *ev)
+{
+    static int asked;
+    jint rc;
+    if (asked || ev->u.obj_alloc.class_id == NULL)
+        return;
+    asked = 1;
+    printf("crasher: OBJECT_ALLOC: asking for its class\n");
+    fflush(stdout);
+    rc = jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, ev->u.obj_alloc.obj_id); /* the bug */
+    assert(rc == JVMPI_SUCCESS);
+}
+
 static void notify(JVMPI_Event *ev)
 {
     switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
     case JVMPI_EVENT_CLASS_LOAD:
         crasher_class_load(ev);
+        break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+        crasher_alloc(ev);
         break;
     case JVMPI_EVENT_THREAD_START:
         n_thread_start++;
@@ -106,6 +134,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
         snprintf(watch, sizeof watch, "%s", options + 6);
     if (options != NULL && strcmp(options, "natives") == 0)
         opt_natives = 1;
+    if (options != NULL && strcmp(options, "assert") == 0)
+        opt_assert = 1;
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK)
         return JNI_ERR;
     jvmpi->NotifyEvent = notify;
@@ -113,5 +143,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
     jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
+    if (opt_assert)
+        jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL);
     return JNI_OK;
 }

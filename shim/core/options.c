@@ -6,6 +6,12 @@
  * ':' included), exactly what -Xrun<agent>:<options> handed it on JDK 1.2-1.4. Shim
  * options come before it, comma-separated. Anything unknown or malformed is an error that
  * quotes the offending item: the VM then refuses to start rather than run unprofiled.
+ *
+ * Every valued option may also be written NAME:VALUE (legacy:PATH[:OPTS], report:PATH,
+ * ...): jcmd JVMTI.agent_load cuts an unquoted argument at its first '=' and keeps only
+ * the name, so a string without any '=' is the one spelling that survives it. In such a
+ * string (no '=' anywhere), "%3D" in the agent's options stands for '=' and "%25" for '%',
+ * so that an agent whose options need '=' can be attached unquoted too.
  */
 #include "core/log.h"
 #include "core/options.h"
@@ -41,6 +47,10 @@ static const char help_text[] =
     "                        where the time went, and how the run ended (a crash or\n"
     "                        a signal included)\n"
     "\n"
+    "Each NAME=VALUE may be written NAME:VALUE. Without any '=' in the text (and '=' in the\n"
+    "agent's options written %3D), the options survive an unquoted jcmd:\n"
+    "  jcmd PID JVMTI.agent_load /abs/libjvmpishim.so report:/tmp/r.txt,legacy:/opt/old/libprof.so:heap%3Dsites\n"
+    "\n"
     "example: java -agentpath:$PWD/build/libjvmpishim.so=log=info,legacy=/opt/old/libprof.so:heap=sites,file=x.txt App\n";
 
 const char *options_help(void) { return help_text; }
@@ -61,6 +71,27 @@ static char *dup_n(const char *s, size_t n)
         memcpy(p, s, n);
         p[n] = '\0';
     }
+    return p;
+}
+
+/* The agent's options in the jcmd-safe spelling: %3D is '=', %25 is '%'. */
+static char *dup_decoded(const char *s)
+{
+    char *p = malloc(strlen(s) + 1), *o = p;
+    if (p == NULL)
+        return NULL;
+    while (*s != '\0') {
+        if (s[0] == '%' && s[1] == '3' && (s[2] == 'D' || s[2] == 'd')) {
+            *o++ = '=';
+            s += 3;
+        } else if (s[0] == '%' && s[1] == '2' && s[2] == '5') {
+            *o++ = '%';
+            s += 3;
+        } else {
+            *o++ = *s++;
+        }
+    }
+    *o = '\0';
     return p;
 }
 
@@ -97,15 +128,17 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
     for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
         if (strcmp(text, valued[i]) == 0)
             FAIL("the options are just '%s', without its value: was the option string cut at "
-                 "'='? jcmd does that to an unquoted argument; quote it twice: "
+                 "'='? jcmd does that to an unquoted argument; write ':' for '=' (%s:..., and "
+                 "%%3D for an '=' in the agent's options), or quote it twice: "
                  "jcmd PID JVMTI.agent_load /abs/libjvmpishim.so \"\\\"%s=...\\\"\" "
                  "(with -agentpath: -agentpath:/abs/libjvmpishim.so=%s=...)",
-                 text, text, text);
+                 text, text, text, text);
+    bool jcmd_safe = strchr(text, '=') == NULL;
 
     const char *p = text;
     for (;;) {
         /* legacy= consumes the rest of the text, commas included. */
-        if (strncmp(p, "legacy=", 7) == 0) {
+        if (strncmp(p, "legacy=", 7) == 0 || strncmp(p, "legacy:", 7) == 0) {
             const char *spec = p + 7;
             const char *colon = strchr(spec, ':');
             size_t plen = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -115,7 +148,8 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
                 FAIL("legacy= given twice in '%s'", text);
             o->legacy = dup_n(spec, plen);
             if (colon != NULL)
-                o->agent_options = dup_n(colon + 1, strlen(colon + 1));
+                o->agent_options = jcmd_safe ? dup_decoded(colon + 1)
+                                             : dup_n(colon + 1, strlen(colon + 1));
             if (o->legacy == NULL || (colon != NULL && o->agent_options == NULL))
                 FAIL("out of memory parsing options");
             break;
@@ -123,6 +157,8 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', n);
+        if (eq == NULL)
+            eq = memchr(p, ':', n); /* NAME:VALUE */
         size_t klen = eq ? (size_t)(eq - p) : n;
         const char *v = eq ? eq + 1 : NULL;
         size_t vlen = eq ? n - klen - 1 : 0;

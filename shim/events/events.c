@@ -298,19 +298,25 @@ void events_hold_jvmti(jvmtiEvent e, bool hold)
 static jint check_type(struct instance *inst, jint t, const char *fn)
 {
     if (t < 0 || t >= SHIM_NUM_EVENTS || event_table[t].name == NULL) {
-        report_misuse(inst, LOG_INFO, "%s(%d): no such JVMPI event: JVMPI_NOT_AVAILABLE", fn,
-                                      (int)t);
+        /* HotSpot answered the same: agents disabled unused numbers in loops. */
+        report_harmless(inst, "%s(%d): no such JVMPI event: JVMPI_NOT_AVAILABLE", fn, (int)t);
         return JVMPI_NOT_AVAILABLE;
     }
     switch (event_table[t].kind) {
     case EVK_ON:
         return JVMPI_SUCCESS;
     case EVK_REQUEST_ONLY:
-        report_misuse(inst, LOG_INFO, "%s(%s): a request-only event (use RequestEvent): "
-                                      "JVMPI_NOT_AVAILABLE", fn, event_table[t].name);
+        report_harmless(inst, "%s(%s): a request-only event (use RequestEvent): "
+                              "JVMPI_NOT_AVAILABLE", fn, event_table[t].name);
         return JVMPI_NOT_AVAILABLE;
     case EVK_UNAVAILABLE:
     case EVK_LATER:
+        /* Disabling what could never be enabled changes nothing: no warning. */
+        if (strcmp(fn, "DisableEvent") == 0) {
+            report_harmless(inst, "DisableEvent(%s): not available on this JVM, so never "
+                                  "enabled: JVMPI_NOT_AVAILABLE", event_table[t].name);
+            return JVMPI_NOT_AVAILABLE;
+        }
         if (!__atomic_exchange_n(&event_table[t].warned, 1, __ATOMIC_RELAXED))
             log_warn("%s: JVMPI_EVENT_%s is not available %s: JVMPI_NOT_AVAILABLE", fn,
                      event_table[t].name,
@@ -506,9 +512,13 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
     int phase = asym ? atomic_load_explicit(&g_shim.phase, memory_order_relaxed)
                      : atomic_load(&g_shim.phase);
     /* A GC bracket that has begun is finished even if shutdown starts meanwhile: agents
-     * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock. */
+     * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock.
+     * A requested event is the answer to a call the agent is making (its sampler, until its
+     * JVM_SHUT_DOWN handler stops it): answered until JVM_SHUT_DOWN has been delivered, as
+     * HotSpot answered, rather than refused with a JVMPI_FAIL the agent cannot explain. */
     bool allowed = phase < PHASE_SHUTTING ||
                    (phase == PHASE_SHUTTING && (pthread_equal(pthread_self(), g_shim.shutdown_thread) ||
+                                                requested ||
                                                 (gc_bracket_open() && worker_is_self())));
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
     if (!allowed || notify == NULL) {

@@ -1,38 +1,42 @@
-/* report.c — the migration report: what a legacy agent used, how faithfully it was served,
- * what went wrong, where the time went, and how the run ended.
+/* report.c — the migration report: should the user worry, what a legacy agent used, how
+ * faithfully it was served, what went wrong, where the time went, and how the run ended.
  *
- * "Can I run my old profiler here, and what will differ?" For each agent started with
- * report=PATH the shim writes the JVMPI functions it called (with counts and the time the
- * shim spent serving them), the events it enabled or requested (with the answer, how many
- * were delivered and the time its handlers took), and for each whether this JVM serves it
- * exactly, differently (how) or not at all (why), from the fidelity table (fidelity.c, held
- * to docs/mapping.md by a unit test) and the event switchboard's run-time view. Then what
- * went wrong: events asked for but unavailable, the agent's misuse (one line per call site
- * with its count and first message), and the counters other modules bump through
- * report_note() (ids rejected by kind, waits for definitions, held-back and duplicate
- * events, natives bound into the agent, virtual threads, the shim's warnings).
+ * "Can I run my old profiler here, and what will differ?" The summary comes first and ranks
+ * what it found: what will change the agent's output (a crash, an event the agent enabled
+ * that this JVM cannot give, ids rejected), what may (rows whose weight says agents of
+ * some kinds notice the difference, the agent's other misuse, the shim's warnings), and
+ * what is harmless, counted without alarm (calls HotSpot answered the same way, such as
+ * DisableEvent of a number that is no event; differences agents do not notice; costs).
+ * Then, for each JVMPI function the agent called and each event it enabled or requested,
+ * the counts, the status and weight and the one line from the fidelity table (fidelity.c,
+ * the same text as docs/mapping.md's), the warnings (one line per call site with its
+ * count and first message), the counters other modules bump through report_note(), and
+ * the time spent in the agent's handlers and in the shim.
  *
- * The report is written as the run goes: a header when the agents start (report_begin, at
- * VMInit or attach), a checkpoint after JVM_INIT_DONE and every few seconds, the final text
- * at the end, whose last line is "end of report". A run killed by SIGKILL or a timeout
- * leaves the last checkpoint, which says that the run had not ended when it was written.
+ * The report is written as the run goes: at report_begin (VMInit or attach), after
+ * JVM_INIT_DONE and every few seconds (a checkpoint, which says so), and at the end, whose
+ * last line is "end of report". A run killed by SIGKILL or a timeout leaves the last
+ * checkpoint. All of the text goes through an async-signal-safe writer (write(2), no lock,
+ * no allocation; the counters are atomics and the notes are published with a release
+ * store), so that a crash handler can rewrite the report as it stood at the crash.
  *
  * Signals. report_begin chains handlers in front of the JVM's (installed before VMInit):
  *  - SIGTERM, SIGINT: the handler only notes the signal and calls the JVM's handler, which
- *    starts the JVM's shutdown; VMDeath then writes the report, which names the signal.
- *    Where the JVM installed none (-Xrs), the report is finished there, with write(2), and
- *    the signal's default action follows.
+ *    runs the JVM's shutdown; VMDeath then writes the report, which says so once. Where
+ *    the JVM installed none (-Xrs), the report is finished there, and the signal's default
+ *    action follows.
  *  - SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT: HotSpot uses SIGSEGV itself (safepoint polls,
  *    implicit null checks, stack banging), so the handler first decides from the pc alone,
  *    against address ranges computed beforehand, whether the signal is the agent's: pc in
  *    the agent library, or in the shim, or in libc at a near-NULL address while the thread
  *    is delivering an event or serving a JVMPI function (SIGABRT: any pc while it is). Any
  *    other signal goes straight to the JVM's handler, with no side effect (not even a
- *    thread-local read, whose first touch on a thread may allocate). For the agent's,
- *    the crash record (signal, address, library, symbol by dladdr, the event or function of
- *    this thread) and the counts so far are appended with write(2) to the report file
- *    opened beforehand, then the JVM's handler runs: hs_err and the exit status stay the
- *    JVM's.
+ *    thread-local read, whose first touch on a thread may allocate). For the agent's, the
+ *    report is rewritten with the crash record (signal, one attribution used by the summary
+ *    too, the symbol by dladdr or, for abort() and libc, the agent's return address found
+ *    on the stack, and what follows: the JVM's handler, which on HotSpot writes hs_err, or,
+ *    for SIGABRT, which the JVM does not handle, the default action and no hs_err), then
+ *    the previous handler runs: the exit status stays the JVM's.
  * With libjsig preloaded the JVM keeps its handlers and calls others only for signals it
  * does not want itself, and expects them to handle those: the shim then installs no handler
  * and the report says so. -Xcheck:jni makes HotSpot warn once that these handlers changed.
@@ -41,9 +45,9 @@
  * events.c); deliveries are counted per thread stripe, so the hot path shares no cache line.
  * Time is summed per thread (struct report_times, claimed on a thread's first timed call
  * and handed to another thread when it ends), and only while some agent asked for a report.
- * The misuse notes are a small fixed table per agent under notes_lock (a leaf; misuse is
- * never on a hot path); report_note's kinds are atomic counters with a first example kept
- * once.
+ * The misuse notes are a small fixed table per agent written under notes_lock (a leaf;
+ * misuse is never on a hot path); report_note's kinds are atomic counters with a first
+ * example kept once.
  */
 #include "core/api.h"
 #include "core/fidelity.h"
@@ -67,15 +71,23 @@
 #define MAX_NOTES 48
 #define CHECKPOINT_SECONDS 2
 
+/* What a note, a kind or a row means for the agent's output: it will change it, it may, or
+ * it is harmless (counted, no alarm). The summary ranks by it. */
+enum rank { RANK_HARMLESS, RANK_MAY, RANK_WILL };
+
 struct misuse_note {
     const char *site;       /* the format string: one call site */
-    uint64_t count;
+    _Atomic uint64_t count;
+    enum rank rank;         /* RANK_HARMLESS: answered as HotSpot did; RANK_WILL: a rejected
+                             * id, summed up by its kind; else RANK_MAY */
     char first[240];        /* the first message from that site */
 };
 
+/* Written under notes_lock; read without it by the report (a crash handler cannot take a
+ * lock): a note is filled before nnotes publishes it (release). */
 static struct misuse_note notes[SHIM_MAX_INSTANCES][MAX_NOTES];
-static int nnotes[SHIM_MAX_INSTANCES];
-static uint64_t notes_dropped[SHIM_MAX_INSTANCES];
+static _Atomic int nnotes[SHIM_MAX_INSTANCES];
+static _Atomic uint64_t notes_dropped[SHIM_MAX_INSTANCES];
 static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int written;
 static time_t started;
@@ -95,21 +107,21 @@ struct kind_note {
 static struct kind_note kinds[REP_KIND_COUNT];
 static const struct {
     const char *name;
-    bool problem; /* counts as a problem in the summary line */
+    enum rank rank;
 } kind_info[REP_KIND_COUNT] = {
-    [REP_ID_GARBAGE] = {"ids rejected: garbage (never issued)", true},
-    [REP_ID_STALE] = {"ids rejected: stale (object, thread or class gone)", true},
-    [REP_ID_WRONG_KIND] = {"ids rejected: wrong kind", true},
-    [REP_DEFINITION_WAIT] = {"waits for a definition", false},
-    [REP_EVENT_HELD] = {"events held back", false},
-    [REP_EVENT_DEDUP] = {"events de-duplicated", false},
+    [REP_ID_GARBAGE] = {"ids rejected: garbage (never issued)", RANK_WILL},
+    [REP_ID_STALE] = {"ids rejected: stale (object, thread or class gone)", RANK_WILL},
+    [REP_ID_WRONG_KIND] = {"ids rejected: wrong kind", RANK_WILL},
+    [REP_DEFINITION_WAIT] = {"waits for a definition", RANK_HARMLESS},
+    [REP_EVENT_HELD] = {"events held back", RANK_HARMLESS},
+    [REP_EVENT_DEDUP] = {"events de-duplicated", RANK_HARMLESS},
     [REP_HELD_DIED] = {"objects of attaching threads that died before their THREAD_START "
-                       "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", false},
-    [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", false},
-    [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", false},
+                       "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", RANK_HARMLESS},
+    [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", RANK_HARMLESS},
+    [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", RANK_MAY},
     [REP_CALL_NO_WAIT] = {"JVMPI calls that went on without waiting for another thread's "
-                          "event handler (what they left comes from that thread)", false},
-    [REP_SHIM_WARNING] = {"warnings logged by the shim", true},
+                          "event handler (what they left comes from that thread)", RANK_HARMLESS},
+    [REP_SHIM_WARNING] = {"warnings logged by the shim", RANK_MAY},
 };
 
 static void note_v(enum report_kind k, uint64_t ns, bool timed, const char *fmt, va_list ap)
@@ -158,33 +170,60 @@ static void on_shim_warning(const char *line)
     report_note(REP_SHIM_WARNING, "%s", line);
 }
 
-void report_misuse(struct instance *inst, int level, const char *fmt, ...)
+static void note_misuse(struct instance *inst, enum rank rank, const char *fmt, const char *msg)
 {
-    char msg[240];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (log_level_now >= level)
-        log_misuse(level, "agent %d: %s", inst->slot, msg);
     if (inst->opts.report_file == NULL)
         return;
     pthread_mutex_lock(&notes_lock);
-    int s = inst->slot, i;
-    for (i = 0; i < nnotes[s]; i++)
+    int s = inst->slot, n = atomic_load_explicit(&nnotes[s], memory_order_relaxed), i;
+    for (i = 0; i < n; i++)
         if (notes[s][i].site == fmt)
             break;
-    if (i < nnotes[s]) {
-        notes[s][i].count++;
-    } else if (nnotes[s] < MAX_NOTES) {
+    if (i < n) {
+        atomic_fetch_add_explicit(&notes[s][i].count, 1, memory_order_relaxed);
+    } else if (n < MAX_NOTES) {
         notes[s][i].site = fmt;
-        notes[s][i].count = 1;
+        notes[s][i].rank = rank;
+        atomic_store_explicit(&notes[s][i].count, 1, memory_order_relaxed);
         snprintf(notes[s][i].first, sizeof notes[s][i].first, "%s", msg);
-        nnotes[s]++;
+        atomic_store_explicit(&nnotes[s], n + 1, memory_order_release);
     } else {
-        notes_dropped[s]++;
+        atomic_fetch_add_explicit(&notes_dropped[s], 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&notes_lock);
+}
+
+static void misuse_v(struct instance *inst, int level, enum rank rank, const char *fmt, va_list ap)
+{
+    char msg[240];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (log_level_now >= level)
+        log_misuse(level, "agent %d: %s", inst->slot, msg);
+    note_misuse(inst, rank, fmt, msg);
+}
+
+void report_misuse(struct instance *inst, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    misuse_v(inst, level, RANK_MAY, fmt, ap);
+    va_end(ap);
+}
+
+void report_misuse_id(struct instance *inst, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    misuse_v(inst, level, RANK_WILL, fmt, ap);
+    va_end(ap);
+}
+
+void report_harmless(struct instance *inst, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    misuse_v(inst, LOG_INFO, RANK_HARMLESS, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- time, summed per thread ---- */
@@ -270,9 +309,151 @@ static uint64_t fn_ns(int slot, int fn)
     return n;
 }
 
+/* ---- an async-signal-safe writer ----
+ * The whole report is written through it, by the checkpoint thread, at the end, and from
+ * a crash handler: only write(2), no lock, no allocation, no stdio. */
+
+struct w {
+    int fd;
+    size_t n;
+    bool failed;
+    char b[1024];
+};
+
+static void w_flush(struct w *w)
+{
+    size_t off = 0;
+    while (off < w->n && !w->failed) {
+        ssize_t k = write(w->fd, w->b + off, w->n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            w->failed = true;
+        else
+            off += (size_t)k;
+    }
+    w->n = 0;
+}
+static void w_c(struct w *w, char c)
+{
+    if (w->n == sizeof w->b)
+        w_flush(w);
+    w->b[w->n++] = c;
+}
+static void w_s(struct w *w, const char *s)
+{
+    while (s != NULL && *s != '\0')
+        w_c(w, *s++);
+}
+static int u_digits(char *d, uint64_t v) /* reversed */
+{
+    int i = 0;
+    do {
+        d[i++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    return i;
+}
+static void w_u(struct w *w, uint64_t v)
+{
+    char d[24];
+    for (int i = u_digits(d, v); i > 0; i--)
+        w_c(w, d[i - 1]);
+}
+static void w_x(struct w *w, uint64_t v)
+{
+    char d[24];
+    int i = 0;
+    do {
+        d[i++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v != 0);
+    w_s(w, "0x");
+    for (; i > 0; i--)
+        w_c(w, d[i - 1]);
+}
+/* s padded with spaces to width (left-aligned), or right-aligned. */
+static void w_pad(struct w *w, const char *s, int width, bool right)
+{
+    int len = (int)strlen(s);
+    if (right)
+        for (int i = len; i < width; i++)
+            w_c(w, ' ');
+    w_s(w, s);
+    if (!right)
+        for (int i = len; i < width; i++)
+            w_c(w, ' ');
+}
+/* v / 10^scale with `decimals` digits after the point (rounded), as text in out[32]. */
+static const char *dec(char *out, uint64_t v, int scale, int decimals)
+{
+    uint64_t p = 1, q = 1;
+    for (int i = 0; i < scale - decimals; i++)
+        p *= 10;
+    for (int i = 0; i < decimals; i++)
+        q *= 10;
+    uint64_t r = (v + p / 2) / p; /* in units of 10^-decimals */
+    char d[24];
+    int n = 0, k = u_digits(d, r / q);
+    while (k > 0)
+        out[n++] = d[--k];
+    if (decimals > 0) {
+        out[n++] = '.';
+        uint64_t f = r % q;
+        for (int i = decimals - 1; i >= 0; i--) {
+            uint64_t m = 1;
+            for (int j = 0; j < i; j++)
+                m *= 10;
+            out[n++] = (char)('0' + (f / m) % 10);
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+static const char *utoa(char *out, uint64_t v)
+{
+    return dec(out, v, 0, 0);
+}
+static void w_pad_u(struct w *w, uint64_t v, int width)
+{
+    char b[32];
+    w_pad(w, utoa(b, v), width, true);
+}
+
+/* Local time as text without localtime (it may take a lock): the UTC offset is read once
+ * at start. */
+static long utc_offset;
+static void stamp(char *out, time_t t)
+{
+    int64_t x = (int64_t)t + utc_offset;
+    int64_t days = x >= 0 ? x / 86400 : -((-x + 86399) / 86400);
+    int64_t sec = x - days * 86400;
+    /* days since 1970-01-01 to a civil date (H. Hinnant's algorithm) */
+    int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+    y += m <= 2;
+    int64_t f[6] = {y, m, d, sec / 3600, sec / 60 % 60, sec % 60};
+    const char sep[6] = {'-', '-', ' ', ':', ':', '\0'};
+    int n = 0;
+    for (int i = 0; i < 6; i++) {
+        int width = i == 0 ? 4 : 2;
+        char dg[24];
+        int k = u_digits(dg, (uint64_t)(f[i] < 0 ? 0 : f[i]));
+        for (int j = k; j < width; j++)
+            out[n++] = '0';
+        while (k > 0)
+            out[n++] = dg[--k];
+        if (sep[i] != '\0')
+            out[n++] = sep[i];
+    }
+    out[n] = '\0';
+}
+
 /* ---- the report text ---- */
 
-static uint64_t delivered(struct instance *inst, int t)
+static uint64_t delivered(const struct instance *inst, int t)
 {
     uint64_t n = events_delivered(inst->slot, t);
     for (int i = 0; i < STRIPES; i++)
@@ -280,7 +461,7 @@ static uint64_t delivered(struct instance *inst, int t)
     return n;
 }
 
-static uint64_t fn_calls(struct instance *inst, int fn)
+static uint64_t fn_calls(const struct instance *inst, int fn)
 {
     uint64_t c = 0;
     for (int i = 0; i < STRIPES; i++)
@@ -308,6 +489,18 @@ static enum fidelity event_status(int t, const char **how)
     return r->status;
 }
 
+/* An event the agent enabled that this JVM cannot give (EnableEvent answered
+ * NOT_AVAILABLE for a real event the agent could have had on HotSpot). */
+static bool enabled_unavailable(const struct instance *inst, int t)
+{
+    const struct event_row *row = events_row(t);
+    if (atomic_load(&inst->enable_refused[t]) == 0 || row == NULL || row->name == NULL ||
+        row->kind == EVK_REQUEST_ONLY)
+        return false;
+    const char *how;
+    return event_status(t, &how) == FID_UNAVAILABLE;
+}
+
 static void sysprop(char *out, size_t n, const char *name)
 {
     char *v = NULL;
@@ -319,15 +512,8 @@ static void sysprop(char *out, size_t n, const char *name)
     }
 }
 
-static void stamp(char *out, size_t n, time_t t)
-{
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
-/* Per agent with report=PATH: the file, open from report_begin to the end (the crash path
- * appends to it with write(2)), and what the header says, read once. */
+/* Per agent with report=PATH: the file, open from report_begin to the end (a crash handler
+ * rewrites it), and what the header says, read once. */
 static int rep_fd[SHIM_MAX_INSTANCES] = {-1, -1, -1, -1};
 static bool rep_open_failed[SHIM_MAX_INSTANCES];
 static char jvm_line[400];
@@ -336,7 +522,8 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf: file w
 static _Atomic int end_signal;   /* SIGTERM/SIGINT noted by the handler, else 0 */
 static _Atomic int crash_signal; /* a crash the shim recorded (the JVM may have survived it) */
 static _Atomic int crash_claimed; /* the crash record is written (or being written) */
-static _Atomic int rewriting;     /* write_one is truncating and rewriting a report file */
+static _Atomic int rewriting;     /* a report file is being truncated and rewritten */
+static int unhandled_end;         /* SIGTERM/SIGINT with no JVM handler (-Xrs): no shutdown */
 
 static const char *sig_name(int sig)
 {
@@ -352,262 +539,672 @@ static const char *sig_name(int sig)
     }
 }
 
-static void fmt_ms(char *out, size_t n, uint64_t ns)
+static const char *fn_name_safe(int fn)
 {
-    snprintf(out, n, "%.3f", (double)ns / 1e6);
+    return fn >= 0 && fn < FN_COUNT ? jvmpi_fn_names[fn] : "?";
 }
 
-/* The report of one agent as text; `final` false: a checkpoint of a run still going. */
-static void write_text(FILE *f, struct instance *inst, const char *how_ended, bool final)
+/* What the crash handler found, for the text (filled before it is written). */
+static struct crash_info {
+    int sig, si_code;
+    uintptr_t addr, pc;
+    int in_slot;           /* pc in this agent's library, else -1 */
+    bool in_shim;
+    int slot, ev, fn;      /* this thread's activity */
+    uintptr_t caller;      /* an agent return address found on the stack, or 0 */
+    bool jvm_handler;      /* the JVM handles this signal (else its default action follows) */
+    const char *sym, *obj; /* dladdr of the pc (or of caller), if it was safe to ask */
+    uintptr_t sym_off;
+} crash;
+
+/* The one attribution of the crash, used by the summary and the crash record. */
+static void w_crash_where(struct w *w)
 {
-    char t0[32], t1[32];
-    stamp(t0, sizeof t0, started);
-    stamp(t1, sizeof t1, time(NULL));
+    const struct crash_info *c = &crash;
+    if (c->in_slot >= 0) {
+        const struct instance *ci = &g_shim.inst[c->in_slot];
+        w_s(w, "the code of agent ");
+        w_u(w, (uint64_t)c->in_slot);
+        w_s(w, "'s library (");
+        w_s(w, ci->resolved_path ? ci->resolved_path : ci->opts.legacy);
+        w_s(w, ")");
+    } else if (c->in_shim) {
+        w_s(w, "libjvmpishim.so (a fault of the shim, or of an argument the agent passed)");
+    } else if (c->sig == SIGABRT) {
+        w_s(w, "abort(), called by agent ");
+        w_u(w, (uint64_t)c->slot);
+        w_s(w, c->caller ? "'s code (an assert or its own abort)" : " or by a library it called");
+    } else {
+        w_s(w, "a library function that agent ");
+        w_u(w, (uint64_t)c->slot);
+        w_s(w, c->caller ? " called (with a bad argument?)" : " or a library it called was running");
+    }
+    if (c->slot >= 0 && c->ev >= 0) {
+        w_s(w, ", during its handler of event ");
+        w_u(w, (uint64_t)c->ev);
+        w_s(w, " ");
+        w_s(w, event_name(c->ev));
+        if (c->fn >= 0) {
+            w_s(w, ", inside the JVMPI function ");
+            w_s(w, fn_name_safe(c->fn));
+            w_s(w, " it called");
+        }
+    } else if (c->slot >= 0 && c->fn >= 0) {
+        w_s(w, ", inside the JVMPI function ");
+        w_s(w, fn_name_safe(c->fn));
+        w_s(w, " it called");
+    } else {
+        w_s(w, ", on a thread delivering no JVMPI event (a thread of the agent's own?)");
+    }
+}
+
+/* What follows the crash, from the handler that was there before the shim's: said as it
+ * is, no more. */
+static void w_crash_next(struct w *w)
+{
+    if (crash.jvm_handler) {
+        w_s(w, "the JVM's own handler for ");
+        w_s(w, sig_name(crash.sig));
+        w_s(w, " runs next (HotSpot then writes its hs_err_pid<pid>.log error report, where "
+               "-XX:ErrorFile and the working directory allow, and aborts)");
+    } else {
+        w_s(w, "the JVM has no handler for ");
+        w_s(w, sig_name(crash.sig));
+        w_s(w, ": the signal's default action ends the process now, with no hs_err file "
+               "(a core dump, if core dumps are enabled)");
+    }
+}
+
+/* ---- the summary: ranked by what it means for the agent's output ---- */
+
+struct tally {
+    int will, may;
+    uint64_t harmless;
+};
+
+static void tally_of(const struct instance *inst, struct tally *t)
+{
+    memset(t, 0, sizeof *t);
+    int s = inst->slot;
+    if (atomic_load(&crash_signal) != 0 || unhandled_end != 0)
+        t->will++;
+    for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
+        if (enabled_unavailable(inst, e))
+            t->will++;
+        if (atomic_load(&inst->request_failed[e]) > 0 && fidelity_event(e) != NULL &&
+            events_row(e) != NULL && events_row(e)->kind != EVK_ON &&
+            events_row(e)->kind != EVK_REQUEST_ONLY)
+            t->will++;
+    }
+    for (int k = 0; k < REP_KIND_COUNT; k++) {
+        uint64_t c = atomic_load(&kinds[k].count);
+        if (c == 0)
+            continue;
+        if (kind_info[k].rank == RANK_WILL)
+            t->will++;
+        else if (kind_info[k].rank == RANK_MAY)
+            t->may++;
+        else
+            t->harmless += c;
+    }
+    int n = atomic_load_explicit(&nnotes[s], memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        if (notes[s][i].rank == RANK_HARMLESS)
+            t->harmless += atomic_load(&notes[s][i].count);
+        else if (notes[s][i].rank == RANK_MAY)
+            t->may++;
+    }
+    for (int fn = 0; fn < FN_COUNT; fn++) {
+        const struct fidelity_row *r = fidelity_function(jvmpi_fn_names[fn]);
+        if (fn_calls(inst, fn) == 0 || r == NULL || r->status != FID_DIFFERS)
+            continue;
+        if (r->weight == FW_MAY)
+            t->may++;
+        else
+            t->harmless++;
+    }
+    for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
+        const struct fidelity_row *r = fidelity_event(e);
+        if (r == NULL || r->status != FID_DIFFERS ||
+            (delivered(inst, e) == 0 && atomic_load(&inst->enable_calls[e]) -
+                                                atomic_load(&inst->enable_refused[e]) == 0))
+            continue;
+        if (r->weight == FW_MAY)
+            t->may++;
+        else
+            t->harmless++;
+    }
+}
+
+static void w_plural(struct w *w, uint64_t n, const char *one, const char *many)
+{
+    w_u(w, n);
+    w_s(w, " ");
+    w_s(w, n == 1 ? one : many);
+}
+
+static void write_summary(struct w *w, const struct instance *inst)
+{
+    struct tally t;
+    tally_of(inst, &t);
+    int s = inst->slot;
+    w_s(w, "\nsummary: ");
+    if (t.will > 0) {
+        w_s(w, "PROBLEMS: ");
+        w_plural(w, (uint64_t)t.will, "thing will", "things will");
+        w_s(w, " change the agent's output; ");
+    } else {
+        w_s(w, "no problems: nothing will change the agent's output; ");
+    }
+    w_plural(w, (uint64_t)t.may, "difference may", "differences may");
+    w_s(w, " (agents of some kinds notice ");
+    w_s(w, t.may == 1 ? "it" : "them");
+    w_s(w, "); ");
+    w_u(w, t.harmless);
+    w_s(w, " harmless (counted, no alarm)\n");
+
+    /* will change */
+    int cs = atomic_load(&crash_signal);
+    if (cs != 0) {
+        w_s(w, "  will change: the run crashed with ");
+        w_s(w, sig_name(cs));
+        w_s(w, " in ");
+        w_crash_where(w);
+        w_s(w, " (crash record below)\n");
+    }
+    if (unhandled_end != 0) {
+        w_s(w, "  will change: the run was ended by ");
+        w_s(w, sig_name(unhandled_end));
+        w_s(w, ", for which the JVM had no handler (-Xrs?): no shutdown hooks ran and the "
+               "agent got no JVM_SHUT_DOWN, so it wrote nothing it writes at exit\n");
+    }
+    for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
+        if (!enabled_unavailable(inst, e))
+            continue;
+        const char *how;
+        event_status(e, &how);
+        uint64_t enr = atomic_load(&inst->enable_refused[e]);
+        w_s(w, "  will change: the agent enabled ");
+        w_s(w, events_row(e)->name);
+        w_s(w, ", which this JVM cannot give (");
+        w_plural(w, enr, "EnableEvent call", "EnableEvent calls");
+        w_s(w, " answered JVMPI_NOT_AVAILABLE): ");
+        w_s(w, how);
+        w_s(w, "\n");
+    }
+    for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
+        uint64_t f = atomic_load(&inst->request_failed[e]);
+        const struct event_row *row = events_row(e);
+        if (f == 0 || fidelity_event(e) == NULL || row == NULL || row->kind == EVK_ON ||
+            row->kind == EVK_REQUEST_ONLY)
+            continue;
+        w_s(w, "  will change: ");
+        w_plural(w, f, "RequestEvent", "RequestEvents");
+        w_s(w, " of ");
+        w_s(w, row->name);
+        w_s(w, " refused: this JVM cannot give it\n");
+    }
+    for (int k = 0; k < REP_KIND_COUNT; k++) {
+        uint64_t c = atomic_load(&kinds[k].count);
+        if (c == 0 || kind_info[k].rank != RANK_WILL)
+            continue;
+        w_s(w, "  will change: ");
+        w_s(w, kind_info[k].name);
+        w_s(w, ": ");
+        w_u(w, c);
+        w_s(w, " (the agent got JVMPI_FAIL or NULL for them; the first is under What happened)\n");
+    }
+    /* may change */
+    for (int fn = 0; fn < FN_COUNT; fn++) {
+        const struct fidelity_row *r = fidelity_function(jvmpi_fn_names[fn]);
+        uint64_t c = fn_calls(inst, fn);
+        if (c == 0 || r == NULL || r->status != FID_DIFFERS || r->weight != FW_MAY)
+            continue;
+        w_s(w, "  may change:  ");
+        w_s(w, r->name);
+        w_s(w, " (");
+        w_plural(w, c, "call", "calls");
+        w_s(w, "): ");
+        w_s(w, r->how);
+        w_s(w, "\n");
+    }
+    for (int e = 0; e < SHIM_NUM_EVENTS; e++) {
+        const struct fidelity_row *r = fidelity_event(e);
+        uint64_t dl = delivered(inst, e);
+        if (r == NULL || r->status != FID_DIFFERS || r->weight != FW_MAY ||
+            (dl == 0 && atomic_load(&inst->enable_calls[e]) - atomic_load(&inst->enable_refused[e]) == 0))
+            continue;
+        w_s(w, "  may change:  ");
+        w_s(w, r->name);
+        w_s(w, " (");
+        w_plural(w, dl, "delivered", "delivered");
+        w_s(w, "): ");
+        w_s(w, r->how);
+        w_s(w, "\n");
+    }
+    int n = atomic_load_explicit(&nnotes[s], memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        if (notes[s][i].rank != RANK_MAY)
+            continue;
+        w_s(w, "  may change:  the agent's misuse, ");
+        w_plural(w, atomic_load(&notes[s][i].count), "time", "times");
+        w_s(w, ": ");
+        w_s(w, notes[s][i].first);
+        w_s(w, "\n");
+    }
+    for (int k = 0; k < REP_KIND_COUNT; k++) {
+        uint64_t c = atomic_load(&kinds[k].count);
+        if (c == 0 || kind_info[k].rank != RANK_MAY)
+            continue;
+        w_s(w, "  may change:  ");
+        w_s(w, kind_info[k].name);
+        w_s(w, ": ");
+        w_u(w, c);
+        if (atomic_load_explicit(&kinds[k].ready, memory_order_acquire)) {
+            w_s(w, "; first: ");
+            w_s(w, kinds[k].first);
+        }
+        w_s(w, "\n");
+    }
+    /* harmless: counted */
+    uint64_t same = 0, rows = 0, info = 0;
+    for (int i = 0; i < n; i++)
+        if (notes[s][i].rank == RANK_HARMLESS)
+            same += atomic_load(&notes[s][i].count);
+    for (int k = 0; k < REP_KIND_COUNT; k++)
+        if (kind_info[k].rank == RANK_HARMLESS)
+            info += atomic_load(&kinds[k].count);
+    rows = t.harmless - same - info;
+    if (t.harmless > 0) {
+        w_s(w, "  harmless:    ");
+        bool sep = false;
+        if (same > 0) {
+            w_plural(w, same, "call", "calls");
+            w_s(w, " answered as HotSpot answered them (Warnings)");
+            sep = true;
+        }
+        if (rows > 0) {
+            w_s(w, sep ? "; " : "");
+            w_plural(w, rows, "difference", "differences");
+            w_s(w, " in what the agent used that agents do not notice (rows marked harmless)");
+            sep = true;
+        }
+        if (info > 0) {
+            w_s(w, sep ? "; " : "");
+            w_plural(w, info, "note", "notes");
+            w_s(w, " of costs and facts under What happened (events held back, waits, natives "
+                   "bound: no difference in what the agent sees)");
+        }
+        w_s(w, "\n");
+    }
+}
+
+enum text_mode { TEXT_CHECKPOINT, TEXT_FINAL, TEXT_CRASH };
+
+/* The report of one agent. */
+static void write_text(struct w *w, const struct instance *inst, const char *how_ended, enum text_mode mode)
+{
+    char t0[32], t1[32], b[32], b2[32];
+    stamp(t0, started);
+    stamp(t1, time(NULL));
     uint64_t wall = report_now() - started_mono;
+    int s = inst->slot;
 
-    int nexact = 0, ndiff = 0, nunav = 0, nwarn = 0;
-    fprintf(f, "jvmpishim migration report\n");
-    fprintf(f, "agent:    %s (agent %d; %d agent%s in this JVM)\n",
-            inst->resolved_path ? inst->resolved_path : inst->opts.legacy, inst->slot,
-            g_shim.ninst, g_shim.ninst == 1 ? "" : "s");
-    if (inst->opts.agent_options != NULL)
-        fprintf(f, "options:  \"%s\"\n", inst->opts.agent_options);
-    else
-        fprintf(f, "options:  (none: JVM_OnLoad got NULL)\n");
-    fprintf(f, "JVM:      %s\n", jvm_line);
-    if (final)
-        fprintf(f, "run:      %s to %s, ended by %s%s\n", t0, t1, how_ended,
-                g_shim.attached ? " (the shim was attached to a running JVM)" : "");
-    else
-        fprintf(f, "run:      started %s; still running at %s (%s). This is a checkpoint: the "
-                   "final report ends with an \"end of report\" line; without one, the run did "
-                   "not end normally (killed, e.g. by SIGKILL or a timeout, or it crashed)%s\n",
-                t0, t1, how_ended,
-                g_shim.attached ? " (the shim was attached to a running JVM)" : "");
-    if (signals_note[0] != '\0')
-        fprintf(f, "signals:  %s\n", signals_note);
-    fprintf(f, "\nstatus: exact = as on JDK 1.4 (HotSpot 1.4.2); differs = served, with the\n"
-               "difference an agent may notice; unavailable = not served on this JVM, and why.\n"
-               "docs/mapping.md has the full text for every row.\n");
+    w_s(w, "jvmpishim migration report\nagent:    ");
+    w_s(w, inst->resolved_path ? inst->resolved_path : inst->opts.legacy);
+    w_s(w, " (agent ");
+    w_u(w, (uint64_t)s);
+    w_s(w, "; ");
+    w_plural(w, (uint64_t)g_shim.ninst, "agent", "agents");
+    w_s(w, " in this JVM)\noptions:  ");
+    if (inst->opts.agent_options != NULL) {
+        w_s(w, "\"");
+        w_s(w, inst->opts.agent_options);
+        w_s(w, "\"\n");
+    } else {
+        w_s(w, "(none: JVM_OnLoad got NULL)\n");
+    }
+    w_s(w, "JVM:      ");
+    w_s(w, jvm_line);
+    w_s(w, "\nrun:      ");
+    const char *att = g_shim.attached ? " (the shim was attached to a running JVM)" : "";
+    if (mode == TEXT_CHECKPOINT) {
+        w_s(w, "started ");
+        w_s(w, t0);
+        w_s(w, "; still running at ");
+        w_s(w, t1);
+        w_s(w, " (");
+        w_s(w, how_ended);
+        w_s(w, "). This is a checkpoint: the final report ends with an \"end of report\" "
+               "line; without one, the run did not end normally (killed, e.g. by SIGKILL or a "
+               "timeout)");
+        w_s(w, att);
+    } else {
+        w_s(w, t0);
+        w_s(w, " to ");
+        w_s(w, t1);
+        w_s(w, ", ended by ");
+        w_s(w, how_ended);
+        w_s(w, att);
+    }
+    w_s(w, "\n");
+    if (signals_note[0] != '\0') {
+        w_s(w, "signals:  ");
+        w_s(w, signals_note);
+        w_s(w, "\n");
+    }
 
-    fprintf(f, "\nJVMPI functions called\n");
-    fprintf(f, "  %-26s %12s  %-11s %s\n", "function", "calls", "status", "how");
+    write_summary(w, inst);
+
+    if (mode == TEXT_CRASH) {
+        const struct crash_info *c = &crash;
+        w_s(w, "\n*** crash: ");
+        w_s(w, sig_name(c->sig));
+        w_s(w, " (signal ");
+        w_u(w, (uint64_t)c->sig);
+        w_s(w, ", si_code ");
+        if (c->si_code < 0) /* sent, not a fault: SI_TKILL (-6) for abort() */
+            w_s(w, "-");
+        w_u(w, (uint64_t)(c->si_code < 0 ? -(int64_t)c->si_code : c->si_code));
+        w_s(w, ", address ");
+        w_x(w, c->addr);
+        w_s(w, ") at pc ");
+        w_x(w, c->pc);
+        w_s(w, "\ncrash in: ");
+        w_crash_where(w);
+        w_s(w, "\ncrash symbol: ");
+        if (c->sym != NULL) {
+            w_s(w, c->sym);
+            w_s(w, "+");
+            w_x(w, c->sym_off);
+            w_s(w, c->caller ? " (the agent's frame that called it, from a return address on "
+                               "the stack)" : " (the nearest exported symbol)");
+        } else {
+            w_s(w, "(no exported symbol)");
+        }
+        w_s(w, " in ");
+        w_s(w, c->obj != NULL ? c->obj : "(unknown object)");
+        w_s(w, "\ncrash next: ");
+        w_crash_next(w);
+        w_s(w, "\nThe counts, warnings and problems in this report are as they stood at the "
+               "crash.\n");
+    }
+
+    w_s(w, "\nstatus: exact = as on JDK 1.4 (HotSpot 1.4.2); differs = served, with the\n"
+           "difference an agent may notice (weight: may = agents of some kinds notice it,\n"
+           "harmless = agents do not); unavailable = not served on this JVM, and why.\n"
+           "docs/mapping.md has the same one line and the full text for every row.\n");
+
+    w_s(w, "\nJVMPI functions called\n  ");
+    w_pad(w, "function", 26, false);
+    w_s(w, " ");
+    w_pad(w, "calls", 12, true);
+    w_s(w, "  ");
+    w_pad(w, "status", 11, false);
+    w_s(w, " ");
+    w_pad(w, "weight", 8, false);
+    w_s(w, " how\n");
     for (int fn = 0; fn < FN_COUNT; fn++) {
         uint64_t c = fn_calls(inst, fn);
         if (c == 0)
             continue;
         const struct fidelity_row *r = fidelity_function(jvmpi_fn_names[fn]);
         enum fidelity st = r ? r->status : FID_DIFFERS;
-        nexact += st == FID_EXACT;
-        ndiff += st == FID_DIFFERS;
-        nunav += st == FID_UNAVAILABLE;
-        fprintf(f, "  %-26s %12llu  %-11s %s\n", jvmpi_fn_names[fn], (unsigned long long)c,
-                fidelity_name(st), r ? r->how : "");
+        w_s(w, "  ");
+        w_pad(w, jvmpi_fn_names[fn], 26, false);
+        w_s(w, " ");
+        w_pad_u(w, c, 12);
+        w_s(w, "  ");
+        w_pad(w, fidelity_name(st), 11, false);
+        w_s(w, " ");
+        w_pad(w, r ? fidelity_weight_name(r->weight) : "-", 8, false);
+        w_s(w, " ");
+        w_s(w, r ? r->how : "");
+        w_s(w, "\n");
     }
 
-    fprintf(f, "\nJVMPI events asked for (EnableEvent / RequestEvent) and delivered\n");
-    fprintf(f, "  %-30s %8s %8s %8s %8s %12s  %-11s %s\n", "event", "enable", "refused",
-            "request", "failed", "delivered", "status", "how");
+    w_s(w, "\nJVMPI events asked for (EnableEvent / RequestEvent) and delivered\n  ");
+    w_pad(w, "event", 30, false);
+    const char *heads[] = {"enable", "refused", "request", "failed"};
+    for (int i = 0; i < 4; i++) {
+        w_s(w, " ");
+        w_pad(w, heads[i], 8, true);
+    }
+    w_s(w, " ");
+    w_pad(w, "delivered", 12, true);
+    w_s(w, "  ");
+    w_pad(w, "status", 11, false);
+    w_s(w, " ");
+    w_pad(w, "weight", 8, false);
+    w_s(w, " how\n");
     bool any_event = false;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
-        uint64_t en = atomic_load(&inst->enable_calls[t]), enr = atomic_load(&inst->enable_refused[t]);
-        uint64_t rq = atomic_load(&inst->request_calls[t]), rqf = atomic_load(&inst->request_failed[t]);
+        uint64_t v[4] = {atomic_load(&inst->enable_calls[t]), atomic_load(&inst->enable_refused[t]),
+                         atomic_load(&inst->request_calls[t]), atomic_load(&inst->request_failed[t])};
         uint64_t dl = delivered(inst, t);
-        if (en == 0 && rq == 0 && dl == 0)
+        if (v[0] == 0 && v[2] == 0 && dl == 0)
             continue;
         any_event = true;
         const char *how;
         enum fidelity st = event_status(t, &how);
-        /* The events the switchboard posts unasked (JVM_INIT_DONE, ...) count as used only
-         * if delivered. */
-        nexact += st == FID_EXACT;
-        ndiff += st == FID_DIFFERS;
-        nunav += st == FID_UNAVAILABLE;
+        const struct fidelity_row *r = fidelity_event(t);
         const struct event_row *row = events_row(t);
-        char name[40];
-        snprintf(name, sizeof name, "%d %s", t, row && row->name ? row->name : "(unused)");
-        fprintf(f, "  %-30s %8llu %8llu %8llu %8llu %12llu  %-11s %s\n", name,
-                (unsigned long long)en, (unsigned long long)enr, (unsigned long long)rq,
-                (unsigned long long)rqf, (unsigned long long)dl, fidelity_name(st), how);
+        char name[48];
+        size_t k = 0;
+        utoa(name, (uint64_t)t);
+        k = strlen(name);
+        name[k++] = ' ';
+        const char *nm = row && row->name ? row->name : "(unused)";
+        for (size_t j = 0; nm[j] != '\0' && k < sizeof name - 1; j++)
+            name[k++] = nm[j];
+        name[k] = '\0';
+        w_s(w, "  ");
+        w_pad(w, name, 30, false);
+        for (int i = 0; i < 4; i++) {
+            w_s(w, " ");
+            w_pad_u(w, v[i], 8);
+        }
+        w_s(w, " ");
+        w_pad_u(w, dl, 12);
+        w_s(w, "  ");
+        w_pad(w, fidelity_name(st), 11, false);
+        w_s(w, " ");
+        w_pad(w, r && st == FID_DIFFERS ? fidelity_weight_name(r->weight) : "-", 8, false);
+        w_s(w, " ");
+        w_s(w, how);
+        w_s(w, "\n");
     }
     if (!any_event)
-        fprintf(f, "  (none)\n");
+        w_s(w, "  (none)\n");
 
-    fprintf(f, "\nWarnings\n");
+    w_s(w, "\nWarnings (the agent's calls this JVM answered otherwise than asked)\n");
+    int nwarn = 0;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
-        uint64_t enr = atomic_load(&inst->enable_refused[t]);
-        if (enr == 0)
+        if (!enabled_unavailable(inst, t))
             continue;
         const char *how;
-        enum fidelity st = event_status(t, &how);
-        const struct event_row *row = events_row(t);
-        /* Unknown numbers and request-only events are the agent's mistakes: the misuse
-         * notes below list those. */
-        if (row == NULL || row->name == NULL || row->kind == EVK_REQUEST_ONLY ||
-            st != FID_UNAVAILABLE)
-            continue;
+        event_status(t, &how);
+        uint64_t enr = atomic_load(&inst->enable_refused[t]);
         nwarn++;
-        fprintf(f, "  - asked for %s (%llu EnableEvent call%s answered JVMPI_NOT_AVAILABLE): "
-                   "not available: %s\n", row->name, (unsigned long long)enr,
-                enr == 1 ? "" : "s", how);
+        w_s(w, "  - asked for ");
+        w_s(w, events_row(t)->name);
+        w_s(w, " (");
+        w_plural(w, enr, "EnableEvent call", "EnableEvent calls");
+        w_s(w, " answered JVMPI_NOT_AVAILABLE): not available: ");
+        w_s(w, how);
+        w_s(w, "\n");
     }
-    pthread_mutex_lock(&notes_lock);
-    int s = inst->slot;
-    for (int i = 0; i < nnotes[s]; i++, nwarn++)
-        fprintf(f, "  - %llu time%s: %s%s\n", (unsigned long long)notes[s][i].count,
-                notes[s][i].count == 1 ? "" : "s", notes[s][i].first,
-                notes[s][i].count > 1 ? " (the first of them)" : "");
-    if (notes_dropped[s] > 0)
-        fprintf(f, "  - and %llu more from other call sites\n",
-                (unsigned long long)notes_dropped[s]);
-    pthread_mutex_unlock(&notes_lock);
+    int n = atomic_load_explicit(&nnotes[s], memory_order_acquire);
+    for (int i = 0; i < n; i++, nwarn++) {
+        uint64_t c = atomic_load(&notes[s][i].count);
+        w_s(w, "  - ");
+        w_plural(w, c, "time", "times");
+        w_s(w, ": ");
+        w_s(w, notes[s][i].first);
+        if (c > 1)
+            w_s(w, " (the first of them)");
+        if (notes[s][i].rank == RANK_HARMLESS)
+            w_s(w, " [harmless: HotSpot gave the same answer]");
+        w_s(w, "\n");
+    }
+    uint64_t dropped = atomic_load(&notes_dropped[s]);
+    if (dropped > 0) {
+        w_s(w, "  - and ");
+        w_u(w, dropped);
+        w_s(w, " more from other call sites\n");
+    }
     if (nwarn == 0)
-        fprintf(f, "  (none)\n");
+        w_s(w, "  (none)\n");
 
     /* What went wrong in this JVM (all agents): report_note's kinds. */
-    fprintf(f, "\nWhat happened (all agents in this JVM; count, then the first example)\n");
-    int nproblem_kinds = 0;
-    char problems[400] = "";
+    w_s(w, "\nWhat happened (all agents in this JVM; count, then the first example)\n");
     bool any_kind = false;
     for (int k = 0; k < REP_KIND_COUNT; k++) {
         uint64_t c = atomic_load(&kinds[k].count);
         if (c == 0)
             continue;
         any_kind = true;
-        fprintf(f, "  - %s: %llu", kind_info[k].name, (unsigned long long)c);
+        w_s(w, "  - ");
+        w_s(w, kind_info[k].name);
+        w_s(w, ": ");
+        w_u(w, c);
         uint64_t sum = atomic_load(&kinds[k].ns_sum);
         if (sum > 0) {
-            char a[32], b[32];
-            fmt_ms(a, sizeof a, sum);
-            fmt_ms(b, sizeof b, atomic_load(&kinds[k].ns_max));
-            fprintf(f, ", %s ms in all, longest %s ms", a, b);
+            w_s(w, ", ");
+            w_s(w, dec(b, sum, 6, 3));
+            w_s(w, " ms in all, longest ");
+            w_s(w, dec(b2, atomic_load(&kinds[k].ns_max), 6, 3));
+            w_s(w, " ms");
         }
-        if (atomic_load_explicit(&kinds[k].ready, memory_order_acquire))
-            fprintf(f, "; first: %s", kinds[k].first);
-        fprintf(f, "\n");
-        if (kind_info[k].problem) {
-            nproblem_kinds++;
-            size_t l = strlen(problems);
-            snprintf(problems + l, sizeof problems - l, "%s%s", l ? ", " : "", kind_info[k].name);
+        if (atomic_load_explicit(&kinds[k].ready, memory_order_acquire)) {
+            w_s(w, "; first: ");
+            w_s(w, kinds[k].first);
         }
+        w_s(w, "\n");
     }
     int cs = atomic_load(&crash_signal);
-    if (cs != 0)
-        fprintf(f, "  - %s in the agent's code was recorded (the crash record follows the text "
-                   "it interrupted, if the run ended there)\n", sig_name(cs));
-    if (!any_kind && cs == 0)
-        fprintf(f, "  (nothing)\n");
+    if (cs != 0 && mode != TEXT_CRASH) {
+        w_s(w, "  - ");
+        w_s(w, sig_name(cs));
+        w_s(w, " in the agent's code was recorded; the JVM survived it\n");
+    }
+    if (!any_kind && (cs == 0 || mode == TEXT_CRASH))
+        w_s(w, "  (nothing)\n");
 
     /* Where the time went: wall time in the agent's handlers per event type, and in the
      * shim serving the agent's JVMPI calls (calls made from handlers are inside both). */
-    fprintf(f, "\nTime (wall clock, summed over threads, sampled: the first 8 and 1 in 16 "
-               "after them timed, per thread; the run so far: %.3f s)\n", (double)wall / 1e9);
-    fprintf(f, "  %-30s %12s %12s %12s\n", "agent handler of event", "delivered", "ms", "us/event");
+    w_s(w, "\nTime (wall clock, summed over threads, sampled: the first 8 and 1 in 16 after "
+           "them timed, per thread; the run so far: ");
+    w_s(w, dec(b, wall, 9, 3));
+    w_s(w, " s)\n  ");
+    w_pad(w, "agent handler of event", 30, false);
+    w_s(w, " ");
+    w_pad(w, "delivered", 12, true);
+    w_s(w, " ");
+    w_pad(w, "ms", 12, true);
+    w_s(w, " ");
+    w_pad(w, "us/event", 12, true);
+    w_s(w, "\n");
     uint64_t tot_ev = 0, tot_fn = 0;
     for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
         uint64_t ns = event_ns(s, t), dl = delivered(inst, t);
         if (ns == 0 && dl == 0)
             continue;
         tot_ev += ns;
-        char name[40], ms[32];
-        snprintf(name, sizeof name, "%d %s", t, event_name(t));
-        fmt_ms(ms, sizeof ms, ns);
-        fprintf(f, "  %-30s %12llu %12s %12.2f\n", name, (unsigned long long)dl, ms,
-                dl ? (double)ns / 1e3 / (double)dl : 0.0);
+        char name[48];
+        utoa(name, (uint64_t)t);
+        size_t k = strlen(name);
+        name[k++] = ' ';
+        const char *nm = event_name(t);
+        for (size_t j = 0; nm[j] != '\0' && k < sizeof name - 1; j++)
+            name[k++] = nm[j];
+        name[k] = '\0';
+        w_s(w, "  ");
+        w_pad(w, name, 30, false);
+        w_s(w, " ");
+        w_pad_u(w, dl, 12);
+        w_s(w, " ");
+        w_pad(w, dec(b, ns, 6, 3), 12, true);
+        w_s(w, " ");
+        w_pad(w, dec(b2, dl ? ns * 100 / dl : 0, 5, 2), 12, true);
+        w_s(w, "\n");
     }
-    fprintf(f, "  %-30s %12s %12s %12s\n", "shim serving JVMPI function", "calls", "ms", "us/call");
+    w_s(w, "  ");
+    w_pad(w, "shim serving JVMPI function", 30, false);
+    w_s(w, " ");
+    w_pad(w, "calls", 12, true);
+    w_s(w, " ");
+    w_pad(w, "ms", 12, true);
+    w_s(w, " ");
+    w_pad(w, "us/call", 12, true);
+    w_s(w, "\n");
     for (int fn = 0; fn < FN_COUNT; fn++) {
         uint64_t ns = fn_ns(s, fn), c = fn_calls(inst, fn);
         if (c == 0)
             continue;
         tot_fn += ns;
-        char ms[32];
-        fmt_ms(ms, sizeof ms, ns);
-        fprintf(f, "  %-30s %12llu %12s %12.2f\n", jvmpi_fn_names[fn], (unsigned long long)c, ms,
-                (double)ns / 1e3 / (double)c);
+        w_s(w, "  ");
+        w_pad(w, jvmpi_fn_names[fn], 30, false);
+        w_s(w, " ");
+        w_pad_u(w, c, 12);
+        w_s(w, " ");
+        w_pad(w, dec(b, ns, 6, 3), 12, true);
+        w_s(w, " ");
+        w_pad(w, dec(b2, ns * 100 / c, 5, 2), 12, true);
+        w_s(w, "\n");
     }
     struct rusage ru;
-    double cpu = 0;
+    uint64_t cpu_us = 0;
     if (getrusage(RUSAGE_SELF, &ru) == 0)
-        cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-              ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-    char a[32], b[32];
-    fmt_ms(a, sizeof a, tot_ev);
-    fmt_ms(b, sizeof b, tot_fn);
-    fprintf(f, "  in the agent's handlers: %s ms; in the shim serving its JVMPI calls: %s ms; "
-               "process CPU time: %.3f s\n", a, b, cpu);
-
-    bool problem = nwarn > 0 || nproblem_kinds > 0 || cs != 0 || nunav > 0;
-    fprintf(f, "\nsummary: %d exact, %d differ, %d unavailable of what the agent used; %d warning%s; %s",
-            nexact, ndiff, nunav, nwarn, nwarn == 1 ? "" : "s",
-            problem ? "PROBLEMS" : "no problems");
-    if (problem) {
-        const char *sep = ": ";
-        if (cs != 0) {
-            fprintf(f, "%s%s in the agent's code", sep, sig_name(cs));
-            sep = ", ";
-        }
-        if (nunav > 0) {
-            fprintf(f, "%s%d unavailable", sep, nunav);
-            sep = ", ";
-        }
-        if (nwarn > 0) {
-            fprintf(f, "%smisuse or unavailable events (Warnings)", sep);
-            sep = ", ";
-        }
-        if (problems[0] != '\0')
-            fprintf(f, "%s%s", sep, problems);
+        cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+                 (uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec;
+    w_s(w, "  in the agent's handlers: ");
+    w_s(w, dec(b, tot_ev, 6, 3));
+    w_s(w, " ms; in the shim serving its JVMPI calls: ");
+    w_s(w, dec(b2, tot_fn, 6, 3));
+    w_s(w, " ms; process CPU time: ");
+    w_s(w, dec(b, cpu_us, 6, 3));
+    w_s(w, " s\n");
+    if (mode == TEXT_FINAL) {
+        w_s(w, "end of report (the run ended by ");
+        w_s(w, how_ended);
+        w_s(w, ")\n");
     }
-    fprintf(f, "\n");
-    if (final)
-        fprintf(f, "end of report (the run ended by %s)\n", how_ended);
 }
 
 /* Replace the file's content with this agent's report (the fd stays the same file, for the
- * crash path). Called with write_lock held. */
+ * crash handler). Called with write_lock held. */
 static void write_one(struct instance *inst, const char *how, bool final)
 {
     int s = inst->slot;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (m == NULL)
-        return;
-    write_text(m, inst, how, final);
-    fclose(m);
     int fd = rep_fd[s];
-    bool ok = false;
+    if (fd < 0)
+        return;
     /* Dekker with the crash handler (both seq_cst): either it sees `rewriting` and waits
      * for this rewrite to end, or this sees crash_claimed and leaves its record alone. */
     atomic_store(&rewriting, 1);
-    if (atomic_load(&crash_claimed) && !final) {
+    if (atomic_load(&crash_claimed)) {
         atomic_store(&rewriting, 0);
-        free(buf);
         return;
     }
-    if (fd >= 0 && ftruncate(fd, 0) == 0) {
-        size_t off = 0;
-        while (off < len) {
-            ssize_t w = write(fd, buf + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
-        ok = off == len;
+    struct w w = {.fd = fd};
+    bool ok = ftruncate(fd, 0) == 0;
+    if (ok) {
+        write_text(&w, inst, how, final ? TEXT_FINAL : TEXT_CHECKPOINT);
+        w_flush(&w);
+        ok = !w.failed;
     }
+    int err = errno;
     atomic_store(&rewriting, 0);
-    free(buf);
-    if (!ok && fd >= 0)
+    if (!ok)
         log_error("agent %d: report=%s: writing the migration report failed: %s", s,
-                  inst->opts.report_file, strerror(errno));
-    else if (ok && final)
+                  inst->opts.report_file, strerror(err));
+    else if (final)
         log_info("agent %d: migration report written to %s", s, inst->opts.report_file);
 }
 
-/* Open the file (O_APPEND: the crash path's writes land at the end whatever was written
- * before). A failure is an error naming the path; the program runs on. */
+/* Open the file (O_APPEND: each rewrite, after ftruncate, starts at the beginning). A
+ * failure is an error naming the path; the program runs on. */
 static void open_report(struct instance *inst)
 {
     int s = inst->slot;
@@ -642,12 +1239,12 @@ void report_write_all(const char *how)
         pthread_mutex_unlock(&write_lock);
         return;
     }
-    char buf[200];
+    /* How the run ended, said once: the JVM's exit, or a signal it shut down on. */
     int sig = atomic_load(&end_signal);
-    if (sig != 0) {
-        snprintf(buf, sizeof buf, "%s (the JVM ran its shutdown on it: %s)", sig_name(sig), how);
-        how = buf;
-    }
+    if (strcmp(how, "JVM_SHUT_DOWN") == 0)
+        how = sig == SIGTERM ? "SIGTERM: the JVM ran its shutdown hooks, so the agent got JVM_SHUT_DOWN"
+              : sig == SIGINT ? "SIGINT: the JVM ran its shutdown hooks, so the agent got JVM_SHUT_DOWN"
+                              : "the JVM's exit (main returned or System.exit): the agent got JVM_SHUT_DOWN";
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         if (inst->opts.report_file == NULL)
@@ -736,151 +1333,50 @@ static struct range text_of(const void *addr_in_object)
     return ft.r;
 }
 
-/* Async-signal-safe output: a string, a number. */
-static void sw(int fd, const char *s)
+/* A return address into agent `slot`'s library among the words just above the stack
+ * pointer: the agent's frame that called abort() or a libc function. Reads at most 2 KiB
+ * of this thread's own stack above sp, which holds the frames of the crash (a JVM thread's
+ * stack holds far more above them). */
+static uintptr_t agent_caller(const ucontext_t *uc, int slot)
 {
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
-}
-static void sw_num(int fd, uint64_t v, int base)
-{
-    char b[24];
-    int i = sizeof b;
-    b[--i] = '\0';
-    do {
-        b[--i] = "0123456789abcdef"[v % (unsigned)base];
-        v /= (unsigned)base;
-    } while (v != 0 && i > 0);
-    if (base == 16)
-        sw(fd, "0x");
-    sw(fd, &b[i]);
+#if defined(__x86_64__)
+    uintptr_t sp = uc != NULL ? (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+#elif defined(__aarch64__)
+    uintptr_t sp = uc != NULL ? (uintptr_t)uc->uc_mcontext.sp : 0;
+#else
+    uintptr_t sp = 0;
+    (void)uc;
+#endif
+    if (sp == 0 || slot < 0 || slot >= SHIM_MAX_INSTANCES || agent_text[slot].hi == 0)
+        return 0;
+    const uintptr_t *p = (const uintptr_t *)(sp & ~(uintptr_t)(sizeof(uintptr_t) - 1));
+    for (int i = 0; i < 256; i++)
+        if (in_range(&agent_text[slot], p[i]))
+            return p[i];
+    return 0;
 }
 
-static const char *fn_name_safe(int fn)
-{
-    return fn >= 0 && fn < FN_COUNT ? jvmpi_fn_names[fn] : "?";
-}
-
-/* What the report knows, to every report file, with write(2) only. */
-static void write_crash(int sig, const siginfo_t *si, uintptr_t pc, int in_slot, bool in_shim,
-                        int slot, int ev, int fn)
+/* Rewrite every report as it stands at the crash, with the crash record. */
+static void write_crash_reports(void)
 {
     for (int i = 0; i < g_shim.ninst; i++) {
         int fd = rep_fd[i];
         if (fd < 0)
             continue;
-        sw(fd, "\n*** crash: ");
-        sw(fd, sig_name(sig));
-        sw(fd, " (signal ");
-        sw_num(fd, (uint64_t)sig, 10);
-        sw(fd, ", si_code ");
-        if (si->si_code < 0) /* sent, not a fault: SI_TKILL (-6) for abort() */
-            sw(fd, "-");
-        sw_num(fd, (uint64_t)(si->si_code < 0 ? -(int64_t)si->si_code : si->si_code), 10);
-        sw(fd, ", address ");
-        sw_num(fd, (uint64_t)(uintptr_t)si->si_addr, 16);
-        sw(fd, ") at pc ");
-        sw_num(fd, pc, 16);
-        sw(fd, "\ncrash in: ");
-        if (in_slot >= 0) {
-            sw(fd, "the legacy agent library of agent ");
-            sw_num(fd, (uint64_t)in_slot, 10);
-            sw(fd, ": ");
-            const struct instance *ci = &g_shim.inst[in_slot];
-            sw(fd, ci->resolved_path ? ci->resolved_path : ci->opts.legacy);
-        } else if (in_shim) {
-            sw(fd, "libjvmpishim.so itself (a fault of the shim, or of an argument the agent passed)");
-        } else {
-            sw(fd, "code outside the agent library (libc or another library) called while the agent was running");
-        }
-        sw(fd, "\ncrash during: ");
-        if (slot >= 0 && ev >= 0) {
-            sw(fd, "delivery of JVMPI event ");
-            sw_num(fd, (uint64_t)ev, 10);
-            sw(fd, " ");
-            sw(fd, event_name(ev));
-            sw(fd, " to agent ");
-            sw_num(fd, (uint64_t)slot, 10);
-            if (fn >= 0) {
-                sw(fd, ", inside the JVMPI function ");
-                sw(fd, fn_name_safe(fn));
-                sw(fd, " it called");
-            }
-        } else if (slot >= 0 && fn >= 0) {
-            sw(fd, "the JVMPI function ");
-            sw(fd, fn_name_safe(fn));
-            sw(fd, " called by agent ");
-            sw_num(fd, (uint64_t)slot, 10);
-        } else {
-            sw(fd, "no JVMPI event or function on this thread (a thread of the agent's own?)");
-        }
-        sw(fd, "\n");
-        /* The counts so far: atomics read without locks. */
-        const struct instance *inst = &g_shim.inst[i];
-        sw(fd, "counts at the crash (agent ");
-        sw_num(fd, (uint64_t)i, 10);
-        sw(fd, "):");
-        for (int f = 0; f < FN_COUNT; f++) {
-            uint64_t c = 0;
-            for (int k = 0; k < STRIPES; k++)
-                c += atomic_load_explicit(&inst->calls[k].n[f], memory_order_relaxed);
-            if (c == 0)
-                continue;
-            sw(fd, " ");
-            sw(fd, jvmpi_fn_names[f]);
-            sw(fd, "=");
-            sw_num(fd, c, 10);
-        }
-        for (int t = 0; t < SHIM_NUM_EVENTS; t++) {
-            uint64_t c = delivered((struct instance *)inst, t);
-            if (c == 0)
-                continue;
-            sw(fd, " ");
-            sw(fd, event_name(t));
-            sw(fd, "=");
-            sw_num(fd, c, 10);
-        }
-        sw(fd, "\n");
-    }
-    /* dladdr last: it takes the dynamic loader's lock; if this thread crashed holding it,
-     * what matters is written already. */
-    Dl_info di;
-    const char *sym = NULL, *obj = NULL;
-    uintptr_t off = 0;
-    if (dladdr((void *)pc, &di) != 0) {
-        obj = di.dli_fname;
-        if (di.dli_sname != NULL) {
-            sym = di.dli_sname;
-            off = pc - (uintptr_t)di.dli_saddr;
-        }
-    }
-    for (int i = 0; i < g_shim.ninst; i++) {
-        int fd = rep_fd[i];
-        if (fd < 0)
-            continue;
-        sw(fd, "crash symbol: ");
-        if (sym != NULL) {
-            sw(fd, sym);
-            sw(fd, "+");
-            sw_num(fd, off, 16);
-            sw(fd, " (the nearest exported symbol)");
-        } else {
-            sw(fd, "(no exported symbol)");
-        }
-        sw(fd, " in ");
-        sw(fd, obj != NULL ? obj : "(unknown object)");
-        sw(fd, "\nsummary: PROBLEMS: the run crashed with ");
-        sw(fd, sig_name(sig));
-        sw(fd, " in the agent's code; the JVM's own handler ran next (hs_err_pid<pid>.log, its exit status)\n"
-               "end of report (the run ended by a crash: ");
-        sw(fd, sig_name(sig));
-        sw(fd, ")\n");
+        struct w w = {.fd = fd};
+        if (ftruncate(fd, 0) != 0)
+            w_s(&w, "\n\n(the report could not be truncated: the crash record follows)\n");
+        char how[64] = "a crash: ";
+        size_t k = strlen(how);
+        const char *sn = sig_name(crash.sig);
+        for (size_t j = 0; sn[j] != '\0' && k < sizeof how - 1; j++)
+            how[k++] = sn[j];
+        how[k] = '\0';
+        write_text(&w, &g_shim.inst[i], how, TEXT_CRASH);
+        w_s(&w, "end of report (the run ended by ");
+        w_s(&w, how);
+        w_s(&w, ")\n");
+        w_flush(&w);
     }
 }
 
@@ -910,6 +1406,14 @@ static void chain(int sig, siginfo_t *si, void *uc)
         raise(sig);
 }
 
+static bool has_handler(int sig)
+{
+    const struct sigaction *p = &prev_act[sig];
+    return (p->sa_flags & SA_SIGINFO) ? p->sa_sigaction != NULL
+                                      : (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN &&
+                                         p->sa_handler != NULL);
+}
+
 static void on_crash(int sig, siginfo_t *si, void *ucv)
 {
     /* Decide from the pc alone, before touching anything: most SIGSEGVs are the JVM's. */
@@ -933,8 +1437,9 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
      * allocate, which the JVM's own signals (safepoint polls, implicit null checks in
      * compiled code, SafeFetch in libjvm) must never pay for. */
     int slot = -1, ev = -1, fn = -1;
+    bool in_libc = in_range(&libc_text, pc);
     bool crash_anyway = sig == SIGABRT ||
-                        ((sig == SIGSEGV || sig == SIGBUS) && in_range(&libc_text, pc) && si != NULL &&
+                        ((sig == SIGSEGV || sig == SIGBUS) && in_libc && si != NULL &&
                          (uintptr_t)si->si_addr < 65536);
     if ((ours || crash_anyway) && tl_readable()) {
         slot = report_tl.slot;
@@ -945,14 +1450,36 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
         ours = slot >= 0; /* abort(), strlen(NULL) and the like, from the agent */
     if (ours && !atomic_exchange(&crash_claimed, 1)) {
         atomic_store(&crash_signal, sig);
-        /* A checkpoint rewriting the file (ftruncate, then the text) would erase a record
-         * appended meanwhile: wait for one in progress (bounded: the crash may be on the
-         * writing thread itself); none starts after crash_claimed. */
+        /* A checkpoint rewriting the file would interleave with this text: wait for one in
+         * progress (bounded: the crash may be on the writing thread itself); none starts
+         * after crash_claimed. */
         for (int i = 0; i < 200 && atomic_load(&rewriting); i++) {
             struct timespec ts = {0, 1000000L};
             nanosleep(&ts, NULL);
         }
-        write_crash(sig, si, pc, in_slot, in_shim, slot, ev, fn);
+        crash.sig = sig;
+        crash.si_code = si != NULL ? si->si_code : 0;
+        crash.addr = si != NULL ? (uintptr_t)si->si_addr : 0;
+        crash.pc = pc;
+        crash.in_slot = in_slot;
+        crash.in_shim = in_shim;
+        crash.slot = slot;
+        crash.ev = ev;
+        crash.fn = fn;
+        crash.jvm_handler = has_handler(sig);
+        crash.caller = in_slot < 0 && !in_shim ? agent_caller(uc, slot) : 0;
+        /* dladdr takes the dynamic loader's lock: not for a pc in libc or the loader,
+         * where this thread may hold it; an agent's or the shim's code does not. */
+        Dl_info di;
+        uintptr_t at = crash.caller ? crash.caller - 1 : pc;
+        if ((ours && (in_slot >= 0 || in_shim || crash.caller)) && dladdr((void *)at, &di) != 0) {
+            crash.obj = di.dli_fname;
+            if (di.dli_sname != NULL) {
+                crash.sym = di.dli_sname;
+                crash.sym_off = at + (crash.caller ? 1 : 0) - (uintptr_t)di.dli_saddr;
+            }
+        }
+        write_crash_reports();
     }
     chain(sig, si, ucv);
 }
@@ -962,18 +1489,23 @@ static void on_end_signal(int sig, siginfo_t *si, void *uc)
     int zero = 0;
     atomic_compare_exchange_strong(&end_signal, &zero, sig);
     const struct sigaction *p = &prev_act[sig];
-    bool jvm_handles = (p->sa_flags & SA_SIGINFO) ? p->sa_sigaction != NULL
-                                                  : (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN);
-    if (!jvm_handles && p->sa_handler == SIG_DFL && !atomic_exchange(&written, 1)) {
-        /* No JVM handler (-Xrs): the process dies now, without a shutdown. */
+    if (!has_handler(sig) && p->sa_handler == SIG_DFL && !atomic_exchange(&written, 1) &&
+        !atomic_exchange(&crash_claimed, 1)) {
+        /* No JVM handler (-Xrs): the process dies now, without a shutdown. The report is
+         * rewritten as it stands, as for a crash (no checkpoint starts after the claim). */
+        for (int i = 0; i < 200 && atomic_load(&rewriting); i++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        unhandled_end = sig;
+        const char *how = sig == SIGTERM ? "SIGTERM without a JVM shutdown" : "SIGINT without a JVM shutdown";
         for (int i = 0; i < g_shim.ninst; i++)
             if (rep_fd[i] >= 0) {
-                sw(rep_fd[i], "\nsummary: PROBLEMS: the run was ended by ");
-                sw(rep_fd[i], sig_name(sig));
-                sw(rep_fd[i], ", for which the JVM had no handler (-Xrs?): no shutdown, no JVM_SHUT_DOWN\n"
-                              "end of report (the run ended by ");
-                sw(rep_fd[i], sig_name(sig));
-                sw(rep_fd[i], " without a JVM shutdown)\n");
+                struct w w = {.fd = rep_fd[i]};
+                if (ftruncate(rep_fd[i], 0) != 0)
+                    w_s(&w, "\n\n(the report could not be truncated: the final text follows)\n");
+                write_text(&w, &g_shim.inst[i], how, TEXT_FINAL);
+                w_flush(&w);
             }
     }
     chain(sig, si, uc);
@@ -1048,6 +1580,9 @@ __attribute__((constructor)) static void report_start_clock(void)
 {
     started = time(NULL);
     started_mono = report_now();
+    struct tm tm;
+    if (localtime_r(&started, &tm) != NULL)
+        utc_offset = tm.tm_gmtoff;
 }
 
 /* ---- virtual threads (JVMTI 21+) ----

@@ -12,6 +12,14 @@
 void report_misuse(struct instance *inst, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The same for a refused id (ids_bad below): the summary counts it by its kind. */
+void report_misuse_id(struct instance *inst, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The agent made a call that HotSpot answered the same way (DisableEvent of a number that
+ * is no event, of an event this JVM cannot give and the agent never had): logged at info,
+ * counted in the report as harmless, no alarm. */
+void report_harmless(struct instance *inst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- what went wrong: counters any module can bump ----
  * report_note(REP_ID_STALE, "jobjectID2jobject(%p): its object is no longer alive", id)
  * counts one occurrence of a kind and keeps the first example (formatted only once: later
@@ -165,7 +173,7 @@ int report_kind_of_bad_id(int kind); /* the report's kind of a bad id (IDS_BAD_*
         int ids_k_ = (kind);                                                              \
         if (report_kind_of_bad_id(ids_k_) >= 0)                                                 \
             report_note((enum report_kind)report_kind_of_bad_id(ids_k_), __VA_ARGS__);          \
-        report_misuse((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);                \
+        report_misuse_id((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);             \
     } while (0)
 
 #endif

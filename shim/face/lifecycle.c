@@ -186,7 +186,7 @@ void lifecycle_vm_death(JNIEnv *jni)
     bci_stop();
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
     ids_bad_summary();
-    report_write_all("JVM_SHUT_DOWN (the JVM's normal exit)");
+    report_write_all("JVM_SHUT_DOWN");
 }
 
 void lifecycle_data_dump(void)
@@ -236,8 +236,9 @@ void jvmpi_ProfilerExit(struct instance *inst, jint code)
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
     watch_exit_handlers();
-    char how[64];
-    snprintf(how, sizeof how, "ProfilerExit(%d) from agent %d", (int)code, inst->slot);
+    char how[160];
+    snprintf(how, sizeof how, "ProfilerExit(%d) from agent %d: the JVM halted at once (no "
+                            "shutdown hooks, no JVM_SHUT_DOWN)", (int)code, inst->slot);
     report_write_all(how);
     fflush(stdout);
     fflush(stderr);

@@ -270,6 +270,27 @@ static void *open_private_copy(struct instance *inst, char *why, size_t whylen)
     return h;
 }
 
+/* legacy= given before another option ("legacy=/opt/old/libprof.so,log=info") takes the
+ * rest of the text as the path. When the path does not load but cutting it at a comma
+ * names a file that exists, the message says so. */
+static void comma_hint(const char *name, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *comma = strchr(name, ',');
+    if (comma == NULL || strchr(name, '/') == NULL)
+        return;
+    char cut[2048];
+    size_t k = (size_t)(comma - name);
+    if (k == 0 || k >= sizeof cut)
+        return;
+    memcpy(cut, name, k);
+    cut[k] = '\0';
+    if (access(cut, F_OK) == 0)
+        snprintf(out, n, " (%s exists: legacy= must come last, since everything after it, "
+                         "commas included, is the agent's path and its options; write "
+                         "[OPTION,...]legacy=%s[:AGENT_OPTIONS])", cut, cut);
+}
+
 jint loader_open(struct instance *inst)
 {
     const char *name = inst->opts.legacy;
@@ -279,7 +300,9 @@ jint loader_open(struct instance *inst)
     if (strchr(name, '/') != NULL) {
         h = open_path(inst, name, why, sizeof why);
         if (h == NULL) {
-            log_error("legacy=%s: cannot load the agent library: %s", name, why);
+            char hint[2 * 4096 + 256];
+            comma_hint(name, hint, sizeof hint);
+            log_error("legacy=%s: cannot load the agent library: %s%s", name, why, hint);
             return JNI_ERR;
         }
     } else {

@@ -37,6 +37,7 @@
 #include "methods/calltrace.h"
 #include "methods/methods.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -319,9 +320,11 @@ static void JNICALL h_insnObj2(JNIEnv *jni, jclass c, jobject a, jobject b, jint
     insn(jni, id, bci, (*jni)->IsSameObject(jni, a, b) ? 1 : 0, 0);
 }
 
-/* The JVM links the hook class's natives by these names: it searches agent libraries for
- * the natives of boot classes. RegisterNatives would work too, but makes the JVM warn on
- * stdout that a platform class's natives came from another loader. */
+/* The JVM links the hook class's natives by these names: it searches the agent libraries
+ * named on the command line, and the boot loader's native libraries, for the natives of
+ * boot classes. RegisterNatives would work too, but makes the JVM warn on stdout, once per
+ * native, that a platform class's natives came from another loader (jni+resolve): in an
+ * attached JVM, that is the application's output. */
 #define HOOK_EXPORT(ret, name, params, args)                                                   \
     JNIEXPORT ret JNICALL Java_java_lang_JvmpiShimHook_##name params { h_##name args; }
 HOOK_EXPORT(void, enter, (JNIEnv *j, jclass c, jint id), (j, c, id))
@@ -646,6 +649,72 @@ bool bci_available(void)
     return available;
 }
 
+/* Call every hook once, zero or NULL for every parameter (id 0 is no probe: nothing is
+ * posted), so that each is linked now, before any class has probes: linking can run Java
+ * code (ClassLoader.findNative), which must not itself reach an unlinked probe. */
+static bool link_hooks(JNIEnv *jni, jclass c)
+{
+    for (int i = 0; i < CF_HOOK_COUNT; i++) {
+        if (hook_mids[i] == NULL)
+            return false;
+        jvalue args[8];
+        memset(args, 0, sizeof args);
+        (*jni)->CallStaticVoidMethodA(jni, c, hook_mids[i], args);
+        if ((*jni)->ExceptionCheck(jni)) {
+            (*jni)->ExceptionClear(jni);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A library loaded after start (an attach) is not searched for natives. Loaded again as
+ * one of the boot loader's native libraries (BootLoader.getNativeLibraries().loadLibrary
+ * (hook class, file), the same on JDK 17 and 25; JNI calls are not subject to module
+ * access), it is searched for the boot class's natives by name, and the same mapping is
+ * used (dlopen counts a reference). System.load would do it too, but on JDK 24+ it is a
+ * restricted method and warns on stderr. If the JDK's internals differ, RegisterNatives
+ * follows, with the JVM's warnings. */
+static bool boot_load_self(JNIEnv *jni, jclass hook)
+{
+    Dl_info di;
+    if (dladdr((void *)(uintptr_t)bci_start, &di) == 0 || di.dli_fname == NULL ||
+        di.dli_fname[0] != '/')
+        return false;
+    bool ok = false;
+    jclass boot = NULL, file_c = NULL, libs_c = NULL;
+    jobject libs = NULL, file = NULL;
+    jstring path = NULL;
+    jmethodID get, load, file_new;
+    if ((boot = (*jni)->FindClass(jni, "jdk/internal/loader/BootLoader")) != NULL &&
+        (get = (*jni)->GetStaticMethodID(jni, boot, "getNativeLibraries",
+                                          "()Ljdk/internal/loader/NativeLibraries;")) != NULL &&
+        (libs = (*jni)->CallStaticObjectMethod(jni, boot, get)) != NULL &&
+        (libs_c = (*jni)->GetObjectClass(jni, libs)) != NULL &&
+        (load = (*jni)->GetMethodID(jni, libs_c, "loadLibrary",
+                                    "(Ljava/lang/Class;Ljava/io/File;)Ljdk/internal/loader/NativeLibrary;")) != NULL &&
+        (file_c = (*jni)->FindClass(jni, "java/io/File")) != NULL &&
+        (file_new = (*jni)->GetMethodID(jni, file_c, "<init>", "(Ljava/lang/String;)V")) != NULL &&
+        (path = (*jni)->NewStringUTF(jni, di.dli_fname)) != NULL &&
+        (file = (*jni)->NewObject(jni, file_c, file_new, path)) != NULL) {
+        jobject lib = (*jni)->CallObjectMethod(jni, libs, load, hook, file);
+        ok = lib != NULL && !(*jni)->ExceptionCheck(jni);
+        if (lib != NULL)
+            (*jni)->DeleteLocalRef(jni, lib);
+    }
+    if ((*jni)->ExceptionCheck(jni))
+        (*jni)->ExceptionClear(jni);
+    if (!ok)
+        log_info("method events: %s could not be made a boot native library: the probe "
+                 "natives are registered instead, and the JVM warns once per native",
+                 di.dli_fname);
+    jobject refs[] = {boot, file_c, libs_c, libs, file, path};
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
+        if (refs[i] != NULL)
+            (*jni)->DeleteLocalRef(jni, refs[i]);
+    return ok;
+}
+
 bool bci_start(JNIEnv *jni)
 {
     if (!available)
@@ -675,24 +744,9 @@ bool bci_start(JNIEnv *jni)
     }
     for (int i = 0; i < CF_HOOK_COUNT; i++)
         hook_mids[i] = (*jni)->GetStaticMethodID(jni, c, nm[i].name, nm[i].signature);
-    /* Link every hook now, before any class has probes: linking can run Java code
-     * (ClassLoader.findNative), which must not itself reach an unlinked probe. Id 0 is
-     * no probe, so these calls post nothing. */
-    bool linked = true;
-    for (int i = 0; i < CF_HOOK_COUNT && linked; i++) {
-        if (hook_mids[i] == NULL) {
-            linked = false;
-            break;
-        }
-        /* Zero or NULL for every parameter, by the descriptor: id 0 is no probe. */
-        jvalue args[8];
-        memset(args, 0, sizeof args);
-        (*jni)->CallStaticVoidMethodA(jni, c, hook_mids[i], args);
-        if ((*jni)->ExceptionCheck(jni)) {
-            (*jni)->ExceptionClear(jni);
-            linked = false;
-        }
-    }
+    bool linked = link_hooks(jni, c);
+    if (!linked && boot_load_self(jni, c))
+        linked = link_hooks(jni, c);
     if (!linked && (*jni)->RegisterNatives(jni, c, nm, CF_HOOK_COUNT) != 0) {
         (*jni)->ExceptionClear(jni);
         log_error("method events: cannot bind the hook natives");

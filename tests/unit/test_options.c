@@ -338,6 +338,37 @@ static void test_long_text(void)
     free(expect);
 }
 
+/* NAME:VALUE for every valued option; with no '=' anywhere (the spelling an unquoted jcmd
+ * passes whole), %3D and %25 in the agent's options stand for '=' and '%'. */
+static void test_colon_spelling(void)
+{
+    struct shim_options o;
+    if (ok_parse("report:/tmp/r.txt,log:info,logfile:/tmp/l:x,methods:jvmti,"
+                 "legacy:/opt/old/libprof.so:heap%3Dsites,cpu%3dtimes,pct%25", &o) == 0) {
+        CHECK_STR(o.report_file, "/tmp/r.txt");
+        CHECK_EQ_INT(o.log_level, LOG_INFO);
+        CHECK_STR(o.log_file, "/tmp/l:x");
+        CHECK_EQ_INT(o.methods, METHODS_JVMTI);
+        CHECK_STR(o.legacy, "/opt/old/libprof.so");
+        CHECK_STR(o.agent_options, "heap=sites,cpu=times,pct%");
+        options_free(&o);
+    }
+    /* With an '=' anywhere, the agent's options stay verbatim, %3D included. */
+    if (ok_parse("log=info,legacy:/a/libx.so:name%3Dv,k=w", &o) == 0) {
+        CHECK_STR(o.legacy, "/a/libx.so");
+        CHECK_STR(o.agent_options, "name%3Dv,k=w");
+        options_free(&o);
+    }
+    if (ok_parse("legacy:hprof", &o) == 0) {
+        CHECK_STR(o.legacy, "hprof");
+        CHECK(o.agent_options == NULL, "no ':' after the path must give NULL agent options");
+        options_free(&o);
+    }
+    bad_parse("log:loud,legacy:x", "bad log level", (char *)NULL);
+    bad_parse("legacy:", "names no agent library", (char *)NULL);
+    bad_parse("legacy", "write ':' for '='", "legacy:...", (char *)NULL);
+}
+
 static void test_help_text(void)
 {
     const char *h = options_help();
@@ -368,6 +399,7 @@ int main(void)
     test_errors();
     test_failure_frees();
     test_long_text();
+    test_colon_spelling();
     test_help_text();
     return UNIT_END();
 }

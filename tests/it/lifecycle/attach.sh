@@ -10,7 +10,9 @@
 # works late too (class rewriting needs no OnLoad-only capability); with methods=jvmti it
 # cannot be had late and says so. An unquoted option string, which jcmd cuts at '=' (the shim
 # receives "legacy"), is refused with a message that says so and shows the quoted form that
-# works. A second attach, an attach into a JVM that loaded the shim
+# works; the spelling with ':' for '=' (and %3D for '=' in the agent's options) passes an
+# unquoted jcmd whole. Binding the probe natives late puts no JVM warning into the target's
+# output. A second attach, an attach into a JVM that loaded the shim
 # at start, a missing agent library and an agent whose JVM_OnLoad fails are refused with a
 # message, and the program runs on to a normal exit.
 source "$ROOT/tests/it/lib.sh"
@@ -59,6 +61,10 @@ expect_nogrep "$WORK/out" 'attach: FAIL' "the agent saw no violation"
 expect_grep "$WORK/err" 'attach: error: .*already active in this JVM' "second attach: the message says why"
 expect_grep "$WORK/report.txt" 'the shim was attached to a running JVM' "report: says the shim was attached"
 expect_grep "$WORK/report.txt" '^  1 METHOD_ENTRY +1 +0 +0 +0 +[1-9][0-9]* +differs' "report: METHOD_ENTRY granted and delivered late"
+# The application's output is not the shim's: binding the probe natives late must not make
+# the JVM warn there (RegisterNatives of a platform class does, once per native).
+expect_nogrep "$WORK/out" '\[warning\]|Re-registering' "the target's stdout has no JVM warning line"
+expect_nogrep "$WORK/err" '\[warning\]|Re-registering|restricted method' "the target's stderr has no JVM warning about the shim's natives"
 
 echo "--- methods=jvmti: method events cannot be had late"
 start_target
@@ -114,6 +120,25 @@ expect_grep <(echo "$JC") 'return code: 0' "quoted as the message shows: the shi
 finish_target
 expect_rc 0
 expect_grep "$WORK/out" '^attach: JVM_OnLoad options=late$' "quoted: JVM_OnLoad got the agent's options"
+
+echo "--- the jcmd-safe spelling, unquoted: ':' for '=', %3D for '=' in the agent's options"
+start_target
+JC=$("$JCMD" "$PID" JVMTI.agent_load "$SHIM" "report:$WORK/r2.txt,legacy:$AGENTS/libattach.so:late,k%3Dv" 2>&1)
+echo "+ jcmd $PID JVMTI.agent_load $SHIM report:$WORK/r2.txt,legacy:$AGENTS/libattach.so:late,k%3Dv"; echo "$JC" | sed 's/^/     > /'
+expect_grep <(echo "$JC") 'return code: 0' "colon spelling, unquoted: the shim loaded"
+finish_target
+expect_rc 0
+expect_grep "$WORK/out" '^attach: JVM_OnLoad options=late,k=v$' "colon spelling: JVM_OnLoad got the agent's options, %3D as '='"
+expect_grep "$WORK/r2.txt" '^end of report' "colon spelling: report: took its path"
+
+echo "--- an agent that switches every event number off (tidy.c), attached: no alarm"
+start_target
+jload "report=$WORK/r3.txt,legacy=$AGENTS/libtidy.so"
+expect_grep <(echo "$JC") 'return code: 0' "tidy: the shim loaded"
+finish_target
+expect_rc 0
+expect_nogrep "$WORK/err" 'jvmpishim: warning' "tidy attached: no warning (DisableEvent of MONITOR_DUMP, never enabled, included)"
+expect_grep "$WORK/r3.txt" '^summary: no problems: ' "tidy attached: the summary says no problems"
 
 echo "--- the shim already loaded at start"
 start_target "$(shim_arg lifecycle)"

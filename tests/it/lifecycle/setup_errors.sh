@@ -3,7 +3,8 @@
 # application never runs, no crash) with a message naming the problem: missing or unknown
 # options, a bad log level, an empty/missing/unloadable agent library, an agent without
 # JVM_OnLoad, one whose JVM_OnLoad fails, one that never sets NotifyEvent, one with an
-# undefined symbol. "help" prints the grammar and does not run the application.
+# undefined symbol, legacy= before another option (the message says it must come last).
+# "help" prints the grammar and does not run the application.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=60
 
@@ -35,6 +36,9 @@ refused "bad log level" "loud" 'level' "-agentpath:$SHIM=log=loud,legacy=$A"
 refused "empty legacy=" 'legacy=' 'no agent|empty|names no' "-agentpath:$SHIM=legacy="
 refused "empty legacy= with options" 'legacy=' 'no agent|empty|names no' "-agentpath:$SHIM=legacy=:x=1"
 refused "missing library" '/nonexistent/libx\.so' 'no such file|not found|does not exist' "-agentpath:$SHIM=legacy=/nonexistent/libx.so"
+# legacy= before another option: the path runs on to the end; the message says why.
+refused "legacy= before log=" "legacy=$A,log=info: cannot load" "$A exists: legacy= must come last" "-agentpath:$SHIM=legacy=$A,log=info"
+refused "legacy: before report:" "$A,report:.*cannot load" "$A exists: legacy= must come last" "-agentpath:$SHIM=legacy:$A,report:$WORK/r.txt"
 refused "bare name not found" 'jvmpishim_no_such_agent' 'libjvmpishim_no_such_agent\.so' "-agentpath:$SHIM=legacy=jvmpishim_no_such_agent"
 refused "directory" "$WORK" 'directory' "-agentpath:$SHIM=legacy=$WORK"
 
