@@ -28,6 +28,16 @@
 static _Atomic jlong next_tag = ID_BASE; /* the next serial (id bits only) */
 static pthread_mutex_t tag_lock = PTHREAD_MUTEX_INITIALIZER;
 
+jlong ids_first(void)
+{
+    return ID_BASE;
+}
+
+jlong ids_next(void)
+{
+    return atomic_load(&next_tag);
+}
+
 bool ids_plausible(jobjectID id)
 {
     jlong t = ids_tag(id);
@@ -191,6 +201,24 @@ static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint l
     return 0;
 }
 
+jvmtiEnv *ids_scan_env(void)
+{
+    jvmtiEnv *scan = NULL;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    if ((*g_shim.vm)->GetEnv(g_shim.vm, (void **)&scan, JVMTI_VERSION_1_2) != JNI_OK || scan == NULL) {
+        log_warn("ids: no second JVMTI environment for a heap pass");
+        return NULL;
+    }
+    if (!jvmti_ok_at((*scan)->AddCapabilities(scan, &caps), LOG_WARN,
+                     "AddCapabilities(can_tag_objects) for a heap pass")) {
+        (*scan)->DisposeEnvironment(scan);
+        return NULL;
+    }
+    return scan;
+}
+
 /* One pass: rebuild the index from every object in the heap. Under idx_lock. The lock is
  * held across the heap iteration (a safepoint operation): threads waiting for it wait in
  * native code, so they do not hold up the safepoint, and nothing the pass calls takes a
@@ -198,21 +226,8 @@ static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint l
 static bool idx_rebuild(JNIEnv *jni)
 {
     jvmtiEnv *scan = idx.scan;
-    if (scan == NULL) {
-        jvmtiCapabilities caps;
-        memset(&caps, 0, sizeof caps);
-        caps.can_tag_objects = 1;
-        if ((*g_shim.vm)->GetEnv(g_shim.vm, (void **)&scan, JVMTI_VERSION_1_2) != JNI_OK) {
-            log_warn("ids: no second JVMTI environment for resolving object ids");
-            return false;
-        }
-        if (!jvmti_ok_at((*scan)->AddCapabilities(scan, &caps), LOG_WARN,
-                         "AddCapabilities(can_tag_objects) for the id index")) {
-            (*scan)->DisposeEnvironment(scan);
-            return false;
-        }
-        idx.scan = scan;
-    }
+    if (scan == NULL && (scan = idx.scan = ids_scan_env()) == NULL)
+        return false;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     jlong covered = atomic_load(&next_tag);

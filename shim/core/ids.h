@@ -54,6 +54,10 @@ static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
  * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
 extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DEAD;
+/* A JVMTI environment of the shim's own with can_tag_objects, whose tags are private to it,
+ * for one heap pass: DisposeEnvironment drops all its tags at once. NULL (and a warning) if
+ * none can be had. */
+jvmtiEnv *ids_scan_env(void);
 /* Objects at hand: an event that names objects it holds local refs to opens a scope before
  * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
  * thread while a scope is open, so a request from the handler resolves the id at once. */
@@ -95,6 +99,9 @@ struct instance;
 int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
 int ids_bad_level(struct instance *inst, int kind);
 void ids_bad_summary(void);
+/* Every id issued so far lies in [ids_first(), ids_next()), a multiple of 8. */
+jlong ids_first(void);
+jlong ids_next(void);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 
