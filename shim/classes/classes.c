@@ -835,10 +835,14 @@ static bool call_may_link(void)
             pthread_equal(pthread_self(), g_shim.shutdown_thread));
 }
 
+static _Thread_local bool tl_link_quietly; /* the worker links: it announces nothing */
+
 static void link_on_worker(JNIEnv *jni, void *arg)
 {
     jclass g = arg;
+    tl_link_quietly = true;
     ensure_linked(jni, g);
+    tl_link_quietly = false;
     (*jni)->DeleteGlobalRef(jni, g);
 }
 
@@ -1201,7 +1205,7 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     natives_class_prepare(jni, cls); /* even after ProfilerExit: the application runs on */
     /* A class the shim's own Java work prepares is announced on first use instead, except
      * the classes a link for an announcement prepares (see tl_linking). */
-    if (shim_quiet() || (shim_own_java() && tl_linking == 0))
+    if (shim_quiet() || (shim_own_java() && tl_linking == 0) || tl_link_quietly)
         return;
     (void)jvmti;
     (void)thread;
