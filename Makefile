@@ -30,7 +30,7 @@ CFLAGS   ?= -O2 -g
 TLS_DIALECT  := $(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2,)
 SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC)
 # The migration report's per-row text is docs/mapping.md's, generated into a header.
-FIDELITY_ROWS := $(B)/gen/fidelity_rows.h
+FIDELITY_ROWS := $(B)/gen/core/fidelity_rows.h
 # Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
 AGENT_CFLAGS := $(WARN) $(CFLAGS) -fPIC -Iinclude $(JNI_INC)
 

@@ -13,9 +13,9 @@
 #include <string.h>
 
 /* Generated from docs/mapping.md's tables by tools/fidelity-rows.awk (the Makefile's
- * build/gen/fidelity_rows.h): the report's text is the doc's. */
+ * build/gen/core/fidelity_rows.h): the report's text is the doc's. */
 static const struct fidelity_row rows[] = {
-#include "fidelity_rows.h"
+#include "core/fidelity_rows.h"
 };
 
 const struct fidelity_row *fidelity_rows(int *n)
