@@ -94,6 +94,11 @@ struct class_rec {
 static struct class_rec *by_tag;
 static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* CLASS_UNLOAD needs the payload of every class that may unload saved before it goes: the
+ * classes prepared while it was off (that may unload) are counted, and the count at the
+ * last walk of the loaded classes is kept, plus one (0: no walk yet). */
+static _Atomic uint64_t prepared_unsaved, unload_walked_at;
+
 static void note_methods_of(const jmethodID *ms, jint n, jlong class_tag);
 
 /* ---- class_info ---- */
@@ -1082,7 +1087,14 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
      * see pending_defs). */
     if (r == NULL || (atomic_load(&r->definer) == NULL && !defined_elsewhere(jni, r, cls)))
         classes_id_announced(jni, cls);
-    if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
+    if (r == NULL || !r->may_unload)
+        return;
+    /* Counted before the check, and the enabling thread sets the bit before it reads the
+     * count (both sequentially consistent): a class prepared while CLASS_UNLOAD is being
+     * enabled is either saved here or seen by the walk. */
+    if (!events_any(JVMPI_EVENT_CLASS_UNLOAD))
+        atomic_fetch_add(&prepared_unsaved, 1);
+    if (events_any(JVMPI_EVENT_CLASS_UNLOAD))
         ensure_saved(jni, r, cls);
 }
 
@@ -1306,7 +1318,12 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     }
 }
 
-/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen. */
+/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen:
+ * a walk of the loaded classes (0.1-2 ms for a few thousand). Classes prepared while it is
+ * on save their info themselves, so an agent that switches it off and on again pays for
+ * the walk again only if classes that may unload were prepared meanwhile. */
+static void unload_walk(JNIEnv *jni);
+
 static void unload_changed(int t, bool any)
 {
     (void)t;
@@ -1315,6 +1332,16 @@ static void unload_changed(int t, bool any)
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL)
         return;
+    /* Two agents enabling it at once may both walk: saving is idempotent. */
+    uint64_t seen = atomic_load(&prepared_unsaved);
+    if (atomic_load(&unload_walked_at) == seen + 1)
+        return;
+    unload_walk(jni);
+    atomic_store(&unload_walked_at, seen + 1);
+}
+
+static void unload_walk(JNIEnv *jni)
+{
     jint n = 0;
     jclass *cs = NULL;
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
@@ -1594,7 +1621,9 @@ static jobjectID method_class_slow(struct instance *inst, jmethodID mid)
 jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
 {
     struct mc_table *t = atomic_load_explicit(&mc_tab, memory_order_acquire);
-    struct mc_entry *e = t != NULL && mid != NULL ? mc_find(t, mid) : NULL;
+    /* Only a thread the JVM knows gets an answer (the slow path says why not). */
+    struct mc_entry *e = t != NULL && mid != NULL && shim_current_jni() != NULL ? mc_find(t, mid)
+                                                                              : NULL;
     if (__builtin_expect(e != NULL, 1) &&
         ((atomic_load_explicit(&e->announced, memory_order_relaxed) >> inst->slot) & 1 ||
          !event_on(inst, JVMPI_EVENT_CLASS_LOAD)))

@@ -115,10 +115,11 @@ static __attribute__((noinline, cold)) void bad_id(struct instance *inst, JVMPI_
     if (id == NULL)
         report_misuse(inst, LOG_WARN, "%s(NULL): not a raw monitor; ignored", fn);
     else if (v >> 48 == RM_TAG && (v & RM_IDX_MASK) < atomic_load(&n_slots))
-        report_misuse(inst, LOG_WARN, "%s(%p): a destroyed raw monitor; ignored", fn, (void *)id);
+        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor (destroyed); "
+                                      "ignored", fn, (void *)id);
     else
-        report_misuse(inst, LOG_WARN, "%s(%p): unknown raw monitor (not one RawMonitorCreate "
-                                      "returned); ignored", fn, (void *)id);
+        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor (not one "
+                                      "RawMonitorCreate returned); ignored", fn, (void *)id);
 }
 
 static void post_raw(int type, struct rawmon *m, JVMPI_RawMonitor id)
