@@ -17,9 +17,9 @@
  * current id with the handle: NULL, garbage and destroyed ids are told apart and ignored
  * with a warning (HotSpot's magic check ignored them silently), without reading anything
  * but the shim's own slots, and a destroyed slot's next monitor has another generation.
- * A slot freed by RawMonitorDestroy is reused only when no thread is blocked on it or
- * inside a monitor dump's copy of it (busy), so a thread still blocked on a destroyed
- * monitor never takes a newer one's lock.
+ * A slot freed by RawMonitorDestroy is reused only when no thread is blocked on it,
+ * waiting in it or posting its event, and no monitor dump holds a copy of it, so a thread
+ * still blocked on a destroyed monitor never takes a newer one's lock.
  *
  * Who waits for what, for MONITOR_DUMP: a thread that blocks (Enter contended, Wait, the
  * re-entry after Wait) says so in a record of its own (the monitor and whether it waits to
@@ -62,17 +62,21 @@
 struct holder;
 
 struct rawmon {
-    /* What every call reads and the owner writes: one cache line per monitor. */
+    /* What every call reads and the owner writes: one cache line per monitor. The count of
+     * contenders is on it too: a contender counts itself out once it holds the monitor, and
+     * the owner reads it as it lets go, both right after touching the lock word. */
     _Alignas(64) _Atomic uint32_t word; /* 0 free, 1 held, 2 held, sleepers possible */
     int count;                          /* the owner's recursion count (owner only) */
     _Atomic(struct holder *) owner;     /* the owning thread's record, NULL when free */
     _Atomic uintptr_t id;               /* the live monitor's JVMPI id; 0 when destroyed */
     _Atomic int contenders;             /* threads blocked in RawMonitorEnter */
-    _Atomic int waiters;                /* threads in RawMonitorWait */
+    /* Waits: their own line. */
+    _Alignas(64) _Atomic int waiters;   /* threads in RawMonitorWait */
     _Atomic uint32_t notify_seq;        /* futex word of RawMonitorWait: NotifyAll adds 1 */
-    _Atomic int busy;                   /* threads blocked on it, dumps holding it */
+    _Atomic int busy;                   /* threads in Wait or posting, dumps holding it */
     /* Set when the slot is given a monitor (registry_lock), read by events and dumps. */
-    _Alignas(64) char *name;            /* our copy */
+    _Alignas(64) _Atomic(char *) name;  /* our copy (see set_name) */
+    size_t name_cap;
     bool silent;                        /* name starts with '_': no events */
     uint32_t gen, index;
     struct rawmon *next_free;           /* FIFO of destroyed slots (registry_lock) */
@@ -177,21 +181,11 @@ static inline void unlock_owned(struct rawmon *m)
         futex_wake(&m->word, 1);
 }
 
-/* Threads blocked in RawMonitorEnter: the release is a CONTENDED_EXIT. Read by the owner
- * before it lets go (a contender that comes later finds the monitor free, or nearly). */
+/* Threads blocked in RawMonitorEnter: the release was a CONTENDED_EXIT. Read once the
+ * monitor is released (the event is posted then). */
 static inline bool contended(struct rawmon *m)
 {
     return atomic_load_explicit(&m->contenders, memory_order_relaxed) > 0;
-}
-
-/* Release and post CONTENDED_EXIT, holding the slot (busy) so that its name stays while the
- * event carries it, whatever the next owner does with the monitor. */
-static __attribute__((noinline)) void unlock_contended(struct rawmon *m, JVMPI_RawMonitor id)
-{
-    atomic_fetch_add(&m->busy, 1);
-    unlock_owned(m);
-    post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
-    atomic_fetch_sub(&m->busy, 1);
 }
 
 /* ---- the threads that use raw monitors ---- */
@@ -270,8 +264,6 @@ static inline struct holder *me(void)
 
 static void blocked_on(struct holder *h, struct rawmon *m, bool waiting)
 {
-    if (m != NULL)
-        atomic_store_explicit(&h->env, shim_current_jni(), memory_order_relaxed);
     atomic_store_explicit(&h->waiting, waiting, memory_order_relaxed);
     atomic_store_explicit(&h->on, m, memory_order_release);
 }
@@ -280,6 +272,13 @@ static void set_raw_state(struct thread_rec *self, int state)
 {
     if (self != NULL)
         atomic_store(&self->raw_state, state);
+}
+
+/* The thread record GetThreadStatus reads, for a Java thread (the agent's own pthreads have
+ * none, and looking for one would cost a JNI GetEnv each time). */
+static struct thread_rec *java_self(const struct holder *h)
+{
+    return atomic_load_explicit(&h->env, memory_order_relaxed) != NULL ? threads_self() : NULL;
 }
 
 /* ---- slots ---- */
@@ -302,6 +301,27 @@ static struct rawmon *new_slot(void)
     return slot_at(i);
 }
 
+/* The slot's name buffer is never freed, only replaced by a larger one (the old one is
+ * left as it is): an event or a dump that read the name pointer of a monitor that another
+ * thread destroys and whose slot a new monitor takes meanwhile reads valid memory, at worst
+ * the new name, instead of freed memory. The last byte stays NUL. registry_lock held. */
+static bool set_name(struct rawmon *m, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    char *buf = atomic_load_explicit(&m->name, memory_order_relaxed);
+    if (len > m->name_cap) {
+        size_t cap = 32;
+        while (cap < len)
+            cap *= 2;
+        if ((buf = calloc(1, cap)) == NULL)
+            return false;
+        m->name_cap = cap;
+    }
+    memcpy(buf, name, len);
+    atomic_store_explicit(&m->name, buf, memory_order_release);
+    return true;
+}
+
 /* A destroyed slot nobody is blocked on, oldest first, or a new one. registry_lock held. */
 static struct rawmon *claim_slot(void)
 {
@@ -311,7 +331,8 @@ static struct rawmon *claim_slot(void)
         if (free_head == NULL)
             free_tail = NULL;
         m->next_free = NULL;
-        if (atomic_load(&m->busy) == 0)
+        if (atomic_load(&m->busy) == 0 && atomic_load(&m->contenders) == 0 &&
+            atomic_load(&m->waiters) == 0)
             return m;
         if (free_tail != NULL)
             free_tail->next_free = m;
@@ -324,42 +345,43 @@ static struct rawmon *claim_slot(void)
 
 /* ---- the JVMPI functions ---- */
 
+static void free_slot(struct rawmon *m)
+{
+    if (free_tail != NULL)
+        free_tail->next_free = m;
+    else
+        free_head = m;
+    free_tail = m;
+}
+
 JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
 {
     if (name == NULL) /* HotSpot crashed here (strlen(NULL)) */
         report_misuse(inst, LOG_INFO, "RawMonitorCreate(NULL name): created an unnamed monitor");
     /* The name is copied: agents pass stack buffers, and events and dumps show our copy. */
-    char *copy = strdup(name ? name : "");
-    if (copy == NULL) {
-        log_error("agent %d: RawMonitorCreate: out of memory", inst->slot);
-        return NULL;
-    }
+    const char *named = name ? name : "";
     pthread_mutex_lock(&registry_lock);
     struct rawmon *m = claim_slot();
-    if (m == NULL) {
+    if (m == NULL || !set_name(m, named)) {
+        if (m != NULL)
+            free_slot(m);
         pthread_mutex_unlock(&registry_lock);
-        free(copy);
-        log_error("agent %d: RawMonitorCreate(\"%s\"): no room for another raw monitor (%zu "
-                  "exist, at most %u): NULL", inst->slot, name ? name : "", n_live,
-                  RM_IDX_MASK + 1);
+        log_error("agent %d: RawMonitorCreate(\"%s\"): %s: NULL", inst->slot, named,
+                  m != NULL ? "out of memory" : "no room for another raw monitor");
         return NULL;
     }
-    free(m->name); /* the name of the slot's destroyed monitor, kept for late readers */
-    m->name = copy;
-    m->silent = name != NULL && name[0] == '_';
+    m->silent = named[0] == '_';
     m->gen = (m->gen + 1) & RM_GEN_MASK;
     if (m->gen == 0)
         m->gen = 1;
     atomic_store(&m->word, 0);
     m->count = 0;
     atomic_store(&m->owner, NULL);
-    atomic_store(&m->contenders, 0);
-    atomic_store(&m->waiters, 0);
     uintptr_t id = make_id(m->gen, m->index);
     atomic_store_explicit(&m->id, id, memory_order_release);
     n_live++;
     pthread_mutex_unlock(&registry_lock);
-    log_debug("agent %d: RawMonitorCreate(\"%s\") -> %p", inst->slot, copy, (void *)id);
+    log_debug("agent %d: RawMonitorCreate(\"%s\") -> %p", inst->slot, named, (void *)id);
     return (JVMPI_RawMonitor)id;
 }
 
@@ -367,11 +389,11 @@ JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
 static __attribute__((noinline)) void enter_contended(struct rawmon *m, JVMPI_RawMonitor id,
                                                       struct holder *self)
 {
-    atomic_fetch_add(&m->busy, 1);
+    /* Counted until it has the monitor, which also keeps the slot from reuse meanwhile. */
     atomic_fetch_add(&m->contenders, 1);
     blocked_on(self, m, false);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m, id);
-    struct thread_rec *rec = threads_self();
+    struct thread_rec *rec = java_self(self);
     set_raw_state(rec, JVMPI_THREAD_MONITOR_WAIT);
     if (!try_lock(m))
         lock_blocking(m);
@@ -380,7 +402,6 @@ static __attribute__((noinline)) void enter_contended(struct rawmon *m, JVMPI_Ra
     blocked_on(self, NULL, false);
     atomic_fetch_sub(&m->contenders, 1);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, m, id);
-    atomic_fetch_sub(&m->busy, 1);
 }
 
 void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
@@ -422,10 +443,9 @@ void jvmpi_RawMonitorExit(struct instance *inst, JVMPI_RawMonitor id)
     }
     if (--m->count > 0)
         return;
+    unlock_owned(m);
     if (__builtin_expect(contended(m), 0))
-        unlock_contended(m, id);
-    else
-        unlock_owned(m);
+        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
 }
 
 void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
@@ -446,12 +466,11 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     uint32_t seq = atomic_load(&m->notify_seq);
     atomic_fetch_add(&m->waiters, 1);
     blocked_on(self, m, true);
-    struct thread_rec *rec = threads_self();
+    struct thread_rec *rec = java_self(self);
     set_raw_state(rec, JVMPI_THREAD_CONDVAR_WAIT);
     /* The release happens now: say so now, not when the wait ends. */
-    bool was_contended = contended(m);
     unlock_owned(m);
-    if (was_contended)
+    if (contended(m))
         post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
     struct timespec deadline = {0, 0};
     if (ms > 0) {
@@ -531,11 +550,7 @@ void jvmpi_RawMonitorDestroy(struct instance *inst, JVMPI_RawMonitor id)
     /* Once: two threads destroying the same monitor free its slot once. */
     if (atomic_compare_exchange_strong(&m->id, &expect, 0)) {
         n_live--;
-        if (free_tail != NULL)
-            free_tail->next_free = m;
-        else
-            free_head = m;
-        free_tail = m;
+        free_slot(m);
     }
     pthread_mutex_unlock(&registry_lock);
     log_debug("RawMonitorDestroy(\"%s\")", m->name);
