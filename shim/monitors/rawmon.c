@@ -58,6 +58,8 @@
 #define RM_MAX_CHUNKS (1u << (RM_IDX_BITS - RM_CHUNK_BITS))
 #define RM_IDX_MASK ((1u << RM_IDX_BITS) - 1)
 #define RM_GEN_MASK ((1u << RM_GEN_BITS) - 1)
+_Static_assert(sizeof(uintptr_t) == 8 && 16 + RM_GEN_BITS + RM_IDX_BITS == 64,
+               "a raw monitor handle is a 64-bit tag | generation | index");
 
 struct holder;
 
