@@ -17,21 +17,23 @@
  * current id with the handle: NULL, garbage and destroyed ids are told apart and ignored
  * with a warning (HotSpot's magic check ignored them silently), without reading anything
  * but the shim's own slots, and a destroyed slot's next monitor has another generation.
- * A slot freed by RawMonitorDestroy is reused only when no thread is blocked on it,
- * waiting in it or posting its event, and no monitor dump holds a copy of it, so a thread
- * still blocked on a destroyed monitor never takes a newer one's lock.
+ * A slot freed by RawMonitorDestroy is reused only when no thread is blocked on it or
+ * waiting in it and no monitor dump holds a copy of it, so a thread still blocked on a
+ * destroyed monitor never takes a newer one's lock; its name buffer is never freed.
  *
- * Who waits for what, for MONITOR_DUMP: a thread that blocks (Enter contended, Wait, the
- * re-entry after Wait) says so in a record of its own (the monitor and whether it waits to
- * be notified), registered once per thread in a list the dump walks; the blocking path
- * takes no lock. Contenders are counted on the monitor for CONTENDED_EXIT.
+ * Each thread that uses raw monitors has a record in its thread-local storage (struct
+ * holder): its identity as an owner, its JNIEnv, and what it is blocked on (Enter
+ * contended, Wait, the re-entry after Wait) and how. It is listed from the thread's first
+ * call until it exits, and MONITOR_DUMP finds owners, contenders and waiters through the
+ * list; the blocking paths take no lock. Contenders are counted on the monitor for
+ * CONTENDED_EXIT.
  *
  * Names starting with '_' post no events (the spec's rule; hprof names its own lock
  * "_hprof_dump_lock"). Events are posted with no lock held: ENTER before blocking,
  * ENTERED after acquiring, EXIT after releasing when threads were waiting to enter.
- * Locks: registry_lock (creating, destroying, the dump's copy), then blocked_lock (the
+ * Locks: registry_lock (creating, destroying, the dump's copy), then holders_lock (the
  * list of per-thread records; leaf). Neither is taken by Enter, Exit, Wait or NotifyAll,
- * except blocked_lock once when a thread first blocks.
+ * except holders_lock once when a thread first calls.
  */
 #include "core/api.h"
 #include "events/events.h"
@@ -251,8 +253,9 @@ static __attribute__((noinline)) struct holder *me_slow(struct holder *h)
 }
 
 /* The calling thread's record. A thread the JVM does not know (no JNIEnv) looks its env up
- * again every 256 calls and whenever it blocks, so that one attached later shows in dumps
- * with it; looking up on every call (JNI GetEnv) would cost more than the call. */
+ * again every 256 calls, so that one attached later shows in dumps with it (until then, and
+ * for a dump taken before, as NULL); looking up on every call (JNI GetEnv) would cost more
+ * than the call. */
 static inline struct holder *me(void)
 {
     struct holder *h = &tl_holder;
