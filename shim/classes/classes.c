@@ -94,6 +94,11 @@ struct class_rec {
 static struct class_rec *by_tag;
 static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* CLASS_UNLOAD needs the payload of every class that may unload saved before it goes: the
+ * classes prepared while it was off (that may unload) are counted, and the count at the
+ * last walk of the loaded classes is kept, plus one (0: no walk yet). */
+static _Atomic uint64_t prepared_unsaved, unload_walked_at;
+
 static void note_methods_of(const jmethodID *ms, jint n, jlong class_tag);
 
 /* ---- class_info ---- */
@@ -946,8 +951,10 @@ static void announce(JNIEnv *jni, struct class_rec *r, jclass cls)
     }
 }
 
-jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
+/* classes_id_announced, also giving the instances that have had the class's CLASS_LOAD. */
+static jobjectID id_announced(JNIEnv *jni, jclass cls, uint32_t *announced)
 {
+    *announced = 0;
     if (cls == NULL)
         return NULL;
     /* Through the per-thread cache: monitor events and METHOD_ENTRY2 come here for every
@@ -957,7 +964,14 @@ jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
         return NULL;
     if ((atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) != ((1u << g_shim.ninst) - 1))
         announce(jni, r, cls);
+    *announced = atomic_load(&r->announced);
     return ids_from_tag(r->tag);
+}
+
+jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
+{
+    uint32_t announced;
+    return id_announced(jni, cls, &announced);
 }
 
 void classes_prepare(JNIEnv *jni, jclass cls)
@@ -1216,7 +1230,14 @@ static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
      * see pending_defs). */
     if (r == NULL || (atomic_load(&r->definer) == NULL && !defined_elsewhere(jni, r, cls)))
         classes_id_announced(jni, cls);
-    if (r != NULL && events_any(JVMPI_EVENT_CLASS_UNLOAD))
+    if (r == NULL || !r->may_unload)
+        return;
+    /* Counted before the check, and the enabling thread sets the bit before it reads the
+     * count (both sequentially consistent): a class prepared while CLASS_UNLOAD is being
+     * enabled is either saved here or seen by the walk. */
+    if (!events_any(JVMPI_EVENT_CLASS_UNLOAD))
+        atomic_fetch_add(&prepared_unsaved, 1);
+    if (events_any(JVMPI_EVENT_CLASS_UNLOAD))
         ensure_saved(jni, r, cls);
 }
 
@@ -1465,7 +1486,12 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
     }
 }
 
-/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen. */
+/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen:
+ * a walk of the loaded classes (0.1-2 ms for a few thousand). Classes prepared while it is
+ * on save their info themselves, so an agent that switches it off and on again pays for
+ * the walk again only if classes that may unload were prepared meanwhile. */
+static void unload_walk(JNIEnv *jni);
+
 static void unload_changed(int t, bool any)
 {
     (void)t;
@@ -1474,6 +1500,16 @@ static void unload_changed(int t, bool any)
     JNIEnv *jni = shim_current_jni();
     if (jni == NULL)
         return;
+    /* Two agents enabling it at once may both walk: saving is idempotent. */
+    uint64_t seen = atomic_load(&prepared_unsaved);
+    if (atomic_load(&unload_walked_at) == seen + 1)
+        return;
+    unload_walk(jni);
+    atomic_store(&unload_walked_at, seen + 1);
+}
+
+static void unload_walk(JNIEnv *jni)
+{
     jint n = 0;
     jclass *cs = NULL;
     if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
@@ -1629,7 +1665,90 @@ static bool mid_valid(JNIEnv *jni, jmethodID mid)
     return false;
 }
 
-jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
+/* A method's class never changes, nor does the id CLASS_LOAD gave it, so the answers given
+ * are kept in a table read without locks (method id -> class id, and which instances had
+ * been told of the class by then): a tracer asks on every method event, and the full answer
+ * (the id set under mid_lock, GetMethodDeclaringClass, the class record) costs several
+ * times HotSpot's pointer chase. The table answers an instance only once that instance has
+ * had the class's CLASS_LOAD, or has CLASS_LOAD off: definition before use is kept, and an
+ * agent that enables CLASS_LOAD later still gets the class defined on its next ask.
+ * Open addressing, entries only added (method ids are never reused), at most half full;
+ * a full table is copied into one twice its size, and the old one is kept (readers may be
+ * in it): all of them together take at most twice the last one's memory. mc_lock (a leaf)
+ * serializes writers. */
+struct mc_entry {
+    _Atomic(jmethodID) mid;     /* published last: the fields below are set when it is */
+    _Atomic(jobjectID) id;
+    _Atomic uint32_t announced; /* bit per instance that had the CLASS_LOAD; only grows */
+};
+struct mc_table {
+    struct mc_table *older;
+    unsigned shift;             /* 64 - log2(size) */
+    size_t size, used;
+    struct mc_entry e[];
+};
+static _Atomic(struct mc_table *) mc_tab;
+static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline size_t mc_slot(const struct mc_table *t, jmethodID mid)
+{
+    return (size_t)(((uint64_t)(uintptr_t)mid * 0x9E3779B97F4A7C15ull) >> t->shift);
+}
+
+static struct mc_entry *mc_find(struct mc_table *t, jmethodID mid)
+{
+    for (size_t i = mc_slot(t, mid);; i = (i + 1) & (t->size - 1)) {
+        jmethodID k = atomic_load_explicit(&t->e[i].mid, memory_order_acquire);
+        if (k == mid)
+            return &t->e[i];
+        if (k == NULL)
+            return NULL;
+    }
+}
+
+/* Into t, which has room (mc_lock held, or t not yet published). */
+static void mc_add(struct mc_table *t, jmethodID mid, jobjectID id, uint32_t announced)
+{
+    size_t i = mc_slot(t, mid);
+    while (atomic_load_explicit(&t->e[i].mid, memory_order_relaxed) != NULL)
+        i = (i + 1) & (t->size - 1);
+    atomic_store_explicit(&t->e[i].id, id, memory_order_relaxed);
+    atomic_store_explicit(&t->e[i].announced, announced, memory_order_relaxed);
+    atomic_store_explicit(&t->e[i].mid, mid, memory_order_release);
+    t->used++;
+}
+
+static void mcache_put(jmethodID mid, jobjectID id, uint32_t announced)
+{
+    if (mid == NULL || id == NULL)
+        return;
+    pthread_mutex_lock(&mc_lock);
+    struct mc_table *t = atomic_load_explicit(&mc_tab, memory_order_relaxed);
+    struct mc_entry *e = t != NULL ? mc_find(t, mid) : NULL;
+    if (e != NULL) {
+        atomic_fetch_or(&e->announced, announced);
+    } else if (t != NULL && 2 * (t->used + 1) <= t->size) {
+        mc_add(t, mid, id, announced);
+    } else {
+        size_t size = t != NULL ? 2 * t->size : 1024;
+        struct mc_table *n = calloc(1, sizeof *n + size * sizeof n->e[0]);
+        if (n != NULL) {
+            n->older = t;
+            n->size = size;
+            n->shift = 64 - (unsigned)__builtin_ctzll(size);
+            for (size_t i = 0; t != NULL && i < t->size; i++) {
+                jmethodID k = atomic_load_explicit(&t->e[i].mid, memory_order_relaxed);
+                if (k != NULL)
+                    mc_add(n, k, atomic_load(&t->e[i].id), atomic_load(&t->e[i].announced));
+            }
+            mc_add(n, mid, id, announced);
+            atomic_store_explicit(&mc_tab, n, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&mc_lock);
+}
+
+static jobjectID method_class_slow(struct instance *inst, jmethodID mid)
 {
     JNIEnv *jni = shim_current_jni();
     if (mid == NULL || jni == NULL) {
@@ -1648,9 +1767,10 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
     if (known != 0) {
         /* Its class has just unloaded (a sampler traced a frame of it, then asked): the id
          * CLASS_LOAD gave for it, which the agent knows, as HotSpot answered until the
-         * class's CLASS_UNLOAD came. */
+         * class's CLASS_UNLOAD came. Nothing is left to announce. */
         log_info("GetMethodClass(%p): its class %p has unloaded: that id", (void *)mid,
                  (void *)(intptr_t)known);
+        mcache_put(mid, ids_from_tag(known), UINT32_MAX);
         return ids_from_tag(known);
     }
     if (err != JVMTI_ERROR_NONE) {
@@ -1660,7 +1780,22 @@ jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
         return NULL;
     }
     /* Definition before use: an agent that got the method id from JNI learns the class. */
-    jobjectID id = classes_id_announced(jni, cls);
+    uint32_t announced;
+    jobjectID id = id_announced(jni, cls, &announced);
     (*jni)->DeleteLocalRef(jni, cls);
+    mcache_put(mid, id, announced);
     return id;
+}
+
+jobjectID jvmpi_GetMethodClass(struct instance *inst, jmethodID mid)
+{
+    struct mc_table *t = atomic_load_explicit(&mc_tab, memory_order_acquire);
+    /* Only a thread the JVM knows gets an answer (the slow path says why not). */
+    struct mc_entry *e = t != NULL && mid != NULL && shim_current_jni() != NULL ? mc_find(t, mid)
+                                                                              : NULL;
+    if (__builtin_expect(e != NULL, 1) &&
+        ((atomic_load_explicit(&e->announced, memory_order_relaxed) >> inst->slot) & 1 ||
+         !event_on(inst, JVMPI_EVENT_CLASS_LOAD)))
+        return atomic_load_explicit(&e->id, memory_order_relaxed);
+    return method_class_slow(inst, mid);
 }

@@ -16,12 +16,15 @@
  *   2. gate_lock             the GC gate's condition (events/gate.c)
  *   3. reg_lock              thread registry (threads.c); a record's wait_lock (leaf) is
  *                            held across JNI NewLocalRef/NewGlobalRef of its wait object
- *   4. registry_lock         raw monitor registry (rawmon.c), then a monitor's mu (leaf;
- *                            the only lock waited on while blocking for the agent)
+ *   4. registry_lock         raw monitor slots (rawmon.c): create, destroy, the dump's copy;
+ *                            then holders_lock (leaf: the threads that use raw monitors).
+ *                            Enter, Exit, Wait and NotifyAll take neither: a thread blocked
+ *                            for the agent waits on the monitor's futex word, holding no lock
  *   5. class_lock, mid_lock, ann_lock (classes.c: announcements and definitions in
  *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
+ *      mc_lock (classes.c: adding to the table of GetMethodClass answers),
  *      layout_lock (heapdump.c: class layouts kept between dumps), key_lock (classes.c:
  *      class loaders' private tags), guard_lock (state.c: held threads wait on it):
  *      leaves guarding one table each

@@ -7,6 +7,14 @@
  * call runs (shim_call_depth: inside one the shim waits for no other thread's handler) and
  * hands its instance to the shared implementation jvmpi_<Name>() in the module that owns
  * that area.
+ *
+ * Agents call some of these around every event (a raw monitor pair, GetMethodClass, the
+ * CPU time), so a call costs what HotSpot's did only if the trampoline adds next to
+ * nothing: the count is a plain store into a stripe of counters the calling thread has to
+ * itself (claimed on its first call, given back when it exits; threads beyond the stripes
+ * share stripe 0 and add atomically), the call depth a thread-local increment, and only
+ * when the report times calls or the JVM has shut down does a call take the long way
+ * (slow<S>_<Name>).
  */
 #include "core/api.h"
 #include "events/report.h"
@@ -14,11 +22,78 @@
 
 #include <string.h>
 
-/* Per-call bookkeeping shared by every trampoline: returns false when the call must not
- * run (after shutdown, on the thread that shut down; other threads park inside). */
-static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
+/* The calling thread's stripe of call counters: 0 until its first call, then 1..STRIPES-1
+ * (its own) or -1 (none was free: stripe 0, shared, atomic adds). */
+static _Thread_local int tl_call_stripe;
+static _Atomic bool stripe_taken[STRIPES];
+static pthread_key_t stripe_key;
+static pthread_once_t stripe_once = PTHREAD_ONCE_INIT;
+static bool stripe_key_ok;
+
+static void stripe_give_back(void *p)
 {
-    atomic_fetch_add_explicit(&inst->calls[stripe_index()].n[fn], 1, memory_order_relaxed);
+    int s = (int)(intptr_t)p;
+    tl_call_stripe = -1; /* calls from later destructors of this thread: shared stripe */
+    atomic_store_explicit(&stripe_taken[s], false, memory_order_release);
+}
+
+static void stripe_key_make(void)
+{
+    stripe_key_ok = pthread_key_create(&stripe_key, stripe_give_back) == 0;
+}
+
+static __attribute__((noinline)) void count_call_slow(struct instance *inst, enum jvmpi_fn fn)
+{
+    if (tl_call_stripe == 0) {
+        tl_call_stripe = -1;
+        pthread_once(&stripe_once, stripe_key_make);
+        for (int s = 1; s < STRIPES && stripe_key_ok; s++) {
+            bool free_ = false;
+            if (!atomic_load_explicit(&stripe_taken[s], memory_order_relaxed) &&
+                atomic_compare_exchange_strong_explicit(&stripe_taken[s], &free_, true,
+                                                        memory_order_acquire,
+                                                        memory_order_relaxed)) {
+                if (pthread_setspecific(stripe_key, (void *)(intptr_t)s) == 0)
+                    tl_call_stripe = s;
+                else
+                    atomic_store(&stripe_taken[s], false);
+                break;
+            }
+        }
+    }
+    if (tl_call_stripe > 0) {
+        _Atomic uint64_t *c = &inst->calls[tl_call_stripe].n[fn];
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&inst->calls[0].n[fn], 1, memory_order_relaxed);
+    }
+}
+
+static inline void count_call(struct instance *inst, enum jvmpi_fn fn)
+{
+    int s = tl_call_stripe;
+    if (__builtin_expect(s > 0, 1)) {
+        /* Only this thread writes this stripe: no locked instruction. */
+        _Atomic uint64_t *c = &inst->calls[s].n[fn];
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    } else {
+        count_call_slow(inst, fn);
+    }
+}
+
+/* Calls take the long way while the report times them or once the JVM has shut down. */
+static inline bool call_watched(void)
+{
+    return __builtin_expect(report_timing, 0) ||
+           __builtin_expect(atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_DEAD, 0);
+}
+
+/* The shutdown rule: false when the call must not run (after shutdown, on the thread that
+ * shut down; other threads park inside). */
+static inline bool call_allowed(enum jvmpi_fn fn)
+{
     /* ProfilerExit keeps working after shutdown, as under HotSpot's disengage(). */
     if (__builtin_expect(atomic_load_explicit(&g_shim.phase, memory_order_acquire) >= PHASE_DEAD, 0) &&
         fn != FN_ProfilerExit)
@@ -30,29 +105,50 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
 #define REFUSED(ret) _Generic((ret)0, jint: (ret)JVMPI_FAIL, jlong: (ret)-1, default: (ret)0)
 
 #define TRAMP_X(S, ret, name, params, args)                                                  \
-    static ret slot##S##_##name params                                                         \
+    static __attribute__((noinline)) ret slow##S##_##name IMPL_##name                         \
     {                                                                                          \
-        struct instance *inst = &g_shim.inst[S];                                               \
-        if (!enter_call(inst, FN_##name))                                                      \
-            return REFUSED(ret);                                                                   \
+        if (!call_allowed(FN_##name))                                                          \
+            return REFUSED(ret);                                                               \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
         shim_call_depth++;                                                                     \
         ret r_ = jvmpi_##name args;                                                            \
         shim_call_depth--;                                                                     \
         report_fn_end(rs_, S, FN_##name);                                                      \
         return r_;                                                                             \
-    }
-#define TRAMP_V(S, name, params, args)                                                       \
-    static void slot##S##_##name params                                                        \
+    }                                                                                          \
+    static ret slot##S##_##name params                                                         \
     {                                                                                          \
         struct instance *inst = &g_shim.inst[S];                                               \
-        if (!enter_call(inst, FN_##name))                                                      \
+        count_call(inst, FN_##name);                                                           \
+        if (call_watched())                                                                    \
+            return slow##S##_##name args;                                                      \
+        shim_call_depth++;                                                                     \
+        ret r_ = jvmpi_##name args;                                                            \
+        shim_call_depth--;                                                                     \
+        return r_;                                                                             \
+    }
+#define TRAMP_V(S, name, params, args)                                                       \
+    static __attribute__((noinline)) void slow##S##_##name IMPL_##name                        \
+    {                                                                                          \
+        if (!call_allowed(FN_##name))                                                          \
             return;                                                                            \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
         shim_call_depth++;                                                                     \
         jvmpi_##name args;                                                                     \
         shim_call_depth--;                                                                     \
         report_fn_end(rs_, S, FN_##name);                                                      \
+    }                                                                                          \
+    static void slot##S##_##name params                                                        \
+    {                                                                                          \
+        struct instance *inst = &g_shim.inst[S];                                               \
+        count_call(inst, FN_##name);                                                           \
+        if (call_watched()) {                                                                  \
+            slow##S##_##name args;                                                             \
+        } else {                                                                               \
+            shim_call_depth++;                                                                 \
+            jvmpi_##name args;                                                                 \
+            shim_call_depth--;                                                                 \
+        }                                                                                      \
     }
 
 #define DEFINE_SLOT(S)                                                                       \

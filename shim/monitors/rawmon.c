@@ -1,21 +1,39 @@
 /* rawmon.c — JVMPI raw monitors, owned by the shim, and RAW_MONITOR_CONTENDED_* events.
  *
- * JVMPI raw monitors are reentrant mutexes with wait/notifyAll that agents use from any
- * thread, Java or not, including inside event handlers. JVMTI raw monitors would do, but
- * they post no contention events, and JVMPI wants RAW_MONITOR_CONTENDED_ENTER/ENTERED/EXIT
- * (and the monitor dump wants owner, contenders and waiters). So the shim implements them
- * on a pthread mutex and two condition variables and generates the events itself.
+ * JVMPI raw monitors are reentrant locks with wait/notifyAll that agents use from any
+ * thread, Java or not, including inside event handlers, often around every event: tens of
+ * millions of enter/exit pairs a run. JVMTI raw monitors would do, but they post no
+ * contention events, and JVMPI wants RAW_MONITOR_CONTENDED_ENTER/ENTERED/EXIT (and the
+ * monitor dump wants owner, contenders and waiters). So the shim implements them itself,
+ * at HotSpot's price: an uncontended Enter is one compare-and-swap on the monitor's own
+ * lock word and Exit one exchange, with no lock shared between monitors. The lock word is
+ * a futex (0 free, 1 held, 2 held with threads maybe asleep on it), as a glibc mutex is;
+ * the owner's thread and recursion count sit beside it. RawMonitorWait sleeps on a second
+ * futex word that NotifyAll moves on.
  *
- * A JVMPI_RawMonitor handed to the agent is the address of a struct rawmon, but it is only
- * dereferenced after it was found in the registry (uthash, registry lock): NULL, garbage
- * and destroyed ids are detected and ignored with a log line, as HotSpot's magic check
- * ignored them. A monitor is freed when it is destroyed and no thread is inside a call on
- * it (refcount), so a thread blocked in Enter or Wait never touches freed memory.
+ * Monitors live in slots of chunks that are never freed, and the JVMPI_RawMonitor handed
+ * out is not an address but a handle: a tag in the top 16 bits, the slot's generation and
+ * its index. A call first checks the tag, finds the slot by index and compares the slot's
+ * current id with the handle: NULL, garbage and destroyed ids are told apart and ignored
+ * with a warning (HotSpot's magic check ignored them silently), without reading anything
+ * but the shim's own slots, and a destroyed slot's next monitor has another generation.
+ * A slot freed by RawMonitorDestroy is reused only when no thread is blocked on it or
+ * waiting in it and no monitor dump holds a copy of it, so a thread still blocked on a
+ * destroyed monitor never takes a newer one's lock; its name buffer is never freed.
+ *
+ * Each thread that uses raw monitors has a record in its thread-local storage (struct
+ * holder): its identity as an owner, its JNIEnv, and what it is blocked on (Enter
+ * contended, Wait, the re-entry after Wait) and how. It is listed from the thread's first
+ * call until it exits, and MONITOR_DUMP finds owners, contenders and waiters through the
+ * list; the blocking paths take no lock. Contenders are counted on the monitor for
+ * CONTENDED_EXIT.
  *
  * Names starting with '_' post no events (the spec's rule; hprof names its own lock
  * "_hprof_dump_lock"). Events are posted with no lock held: ENTER before blocking,
  * ENTERED after acquiring, EXIT after releasing when threads were waiting to enter.
- * Locks: registry lock, then a monitor's mutex (both leaves of the lock order).
+ * Locks: registry_lock (creating, destroying, the dump's copy), then holders_lock (the
+ * list of per-thread records; leaf). Neither is taken by Enter, Exit, Wait or NotifyAll,
+ * except holders_lock once when a thread first calls.
  */
 #include "core/api.h"
 #include "events/events.h"
@@ -24,343 +42,632 @@
 #include "threads/threads.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
-#include <uthash.h>
+#include <unistd.h>
 
-#define RAWMON_MAGIC 0x5249504au /* "JPIR" */
+/* id = RM_TAG << 48 | generation << RM_IDX_BITS | slot index; never NULL, never canonical
+ * user-space address, so a pointer or a truncated id passed back is told apart at once. */
+#define RM_TAG 0x4a50u /* "JP" */
+#define RM_IDX_BITS 20
+#define RM_GEN_BITS 28
+#define RM_CHUNK_BITS 8
+#define RM_CHUNK (1u << RM_CHUNK_BITS)
+#define RM_MAX_CHUNKS (1u << (RM_IDX_BITS - RM_CHUNK_BITS))
+#define RM_IDX_MASK ((1u << RM_IDX_BITS) - 1)
+#define RM_GEN_MASK ((1u << RM_GEN_BITS) - 1)
+_Static_assert(sizeof(uintptr_t) == 8 && 16 + RM_GEN_BITS + RM_IDX_BITS == 64,
+               "a raw monitor handle is a 64-bit tag | generation | index");
 
-static struct rawmon *registry;
+struct holder;
+
+struct rawmon {
+    /* What every call reads and the owner writes: one cache line per monitor. The count of
+     * contenders is on it too: a contender counts itself out once it holds the monitor, and
+     * the owner reads it as it lets go, both right after touching the lock word. */
+    _Alignas(64) _Atomic uint32_t word; /* 0 free, 1 held, 2 held, sleepers possible */
+    int count;                          /* the owner's recursion count (owner only) */
+    _Atomic(struct holder *) owner;     /* the owning thread's record, NULL when free */
+    _Atomic uintptr_t id;               /* the live monitor's JVMPI id; 0 when destroyed */
+    _Atomic int contenders;             /* threads blocked in RawMonitorEnter */
+    /* Waits: their own line. */
+    _Alignas(64) _Atomic int waiters;   /* threads in RawMonitorWait */
+    _Atomic uint32_t notify_seq;        /* futex word of RawMonitorWait: NotifyAll adds 1 */
+    _Atomic int busy;                   /* threads in Wait or posting, dumps holding it */
+    /* Set when the slot is given a monitor (registry_lock), read by events and dumps. */
+    _Alignas(64) _Atomic(char *) name;  /* our copy (see set_name) */
+    size_t name_cap;
+    bool silent;                        /* name starts with '_': no events */
+    uint32_t gen, index;
+    struct rawmon *next_free;           /* FIFO of destroyed slots (registry_lock) */
+};
+
+static struct rawmon *_Atomic chunks[RM_MAX_CHUNKS];
+static _Atomic uint32_t n_slots;        /* slots handed out so far, destroyed included */
+static struct rawmon *free_head, *free_tail;
+static size_t n_live;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t next_serial;
 
-static struct rawmon *acquire(struct instance *inst, JVMPI_RawMonitor id, const char *fn)
+static inline uintptr_t make_id(uint32_t gen, uint32_t index)
 {
-    struct rawmon *m = NULL;
-    if (id == NULL) {
-        report_misuse(inst, LOG_WARN, "%s(NULL): not a raw monitor; ignored", fn);
+    return (uintptr_t)RM_TAG << 48 | (uintptr_t)gen << RM_IDX_BITS | index;
+}
+
+static inline struct rawmon *slot_at(uint32_t index)
+{
+    struct rawmon *c = atomic_load_explicit(&chunks[index >> RM_CHUNK_BITS], memory_order_acquire);
+    return c != NULL ? &c[index & (RM_CHUNK - 1)] : NULL;
+}
+
+/* The live monitor id names, or NULL: no lock, and nothing read outside the slots. */
+static inline struct rawmon *find(JVMPI_RawMonitor id)
+{
+    uintptr_t v = (uintptr_t)id;
+    if (__builtin_expect(v >> 48 != RM_TAG, 0))
         return NULL;
-    }
-    pthread_mutex_lock(&registry_lock);
-    HASH_FIND_PTR(registry, &id, m);
-    if (m != NULL)
-        m->refs++;
-    pthread_mutex_unlock(&registry_lock);
-    if (m == NULL)
-        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor; ignored", fn,
-                                      (void *)id);
-    return m;
+    struct rawmon *m = slot_at((uint32_t)(v & RM_IDX_MASK));
+    if (__builtin_expect(m == NULL, 0))
+        return NULL;
+    /* Acquire: the name and flags set before the id was published are visible. */
+    return atomic_load_explicit(&m->id, memory_order_acquire) == v ? m : NULL;
 }
 
-static void free_monitor(struct rawmon *m)
+static __attribute__((noinline, cold)) void bad_id(struct instance *inst, JVMPI_RawMonitor id,
+                                                   const char *fn)
 {
-    pthread_mutex_destroy(&m->mu);
-    pthread_cond_destroy(&m->enter_cv);
-    pthread_cond_destroy(&m->wait_cv);
-    m->magic = 0;
-    free(m->name);
-    free(m);
+    uintptr_t v = (uintptr_t)id;
+    if (id == NULL)
+        report_misuse(inst, LOG_WARN, "%s(NULL): not a raw monitor; ignored", fn);
+    else if (v >> 48 == RM_TAG && (v & RM_IDX_MASK) < atomic_load(&n_slots))
+        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor (destroyed); "
+                                      "ignored", fn, (void *)id);
+    else
+        report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor (not one "
+                                      "RawMonitorCreate returned); ignored", fn, (void *)id);
 }
 
-static void release(struct rawmon *m)
-{
-    pthread_mutex_lock(&registry_lock);
-    bool gone = --m->refs == 0 && m->destroyed;
-    pthread_mutex_unlock(&registry_lock);
-    if (gone)
-        free_monitor(m);
-}
-
-static void post_raw(int type, struct rawmon *m)
+static void post_raw(int type, struct rawmon *m, JVMPI_RawMonitor id)
 {
     if (m->silent || !events_any(type))
         return;
     JVMPI_Event ev;
     event_init(&ev, type, shim_current_jni());
     ev.u.raw_monitor.name = m->name;
-    ev.u.raw_monitor.id = (JVMPI_RawMonitor)m;
+    ev.u.raw_monitor.id = id;
     event_post_all(&ev);
+}
+
+/* ---- the lock word ---- */
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val, const struct timespec *rel)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w, int n)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static inline bool try_lock(struct rawmon *m)
+{
+    uint32_t free_ = 0;
+    return atomic_compare_exchange_strong_explicit(&m->word, &free_, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+/* Block until the word is ours (marked 2: someone may sleep, so the exit wakes one). */
+static void lock_blocking(struct rawmon *m)
+{
+    uint32_t c = atomic_exchange_explicit(&m->word, 2, memory_order_acquire);
+    while (c != 0) {
+        futex_wait(&m->word, 2, NULL);
+        c = atomic_exchange_explicit(&m->word, 2, memory_order_acquire);
+    }
+}
+
+/* Both on the owning thread, which counts the monitors it owns (shim_monitors_owned, shim.h:
+ * a JVMPI call made while owning none may link a class). */
+static inline void take(struct rawmon *m, struct holder *me, int count)
+{
+    atomic_store_explicit(&m->owner, me, memory_order_relaxed);
+    m->count = count;
+    shim_monitors_owned++;
+}
+
+/* Give up ownership entirely. */
+static inline void unlock_owned(struct rawmon *m)
+{
+    shim_monitors_owned--;
+    m->count = 0;
+    atomic_store_explicit(&m->owner, NULL, memory_order_relaxed);
+    if (atomic_exchange_explicit(&m->word, 0, memory_order_release) == 2)
+        futex_wake(&m->word, 1);
+}
+
+/* Threads blocked in RawMonitorEnter: the release was a CONTENDED_EXIT. Read once the
+ * monitor is released (the event is posted then). */
+static inline bool contended(struct rawmon *m)
+{
+    return atomic_load_explicit(&m->contenders, memory_order_relaxed) > 0;
+}
+
+/* ---- the threads that use raw monitors ---- */
+
+/* One per thread, in its thread-local storage: its identity as an owner, its JNIEnv for
+ * dumps, and what it is blocked on. Listed (for MONITOR_DUMP) from its first raw monitor
+ * call until it exits. */
+struct holder {
+    _Atomic(JNIEnv *) env;              /* the thread's JNIEnv; NULL while it has none */
+    _Atomic(struct rawmon *) on;        /* the monitor it is blocked on, or NULL */
+    _Atomic bool waiting;               /* blocked in RawMonitorWait (else to enter) */
+    bool listed;                        /* in holders (written by its thread, holders_lock) */
+    unsigned recheck;                   /* calls since its env was looked up while NULL */
+    struct holder *next, **prevp;       /* holders_lock */
+};
+static _Thread_local struct holder tl_holder;
+static struct holder *holders;
+static size_t n_holders;
+static pthread_mutex_t holders_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t holder_key;        /* its destructor takes a thread off the list */
+static pthread_once_t holder_once = PTHREAD_ONCE_INIT;
+static bool holder_key_ok;
+
+static void holder_unlist(void *p)
+{
+    struct holder *h = p;
+    pthread_mutex_lock(&holders_lock);
+    if (h->listed) {
+        *h->prevp = h->next;
+        if (h->next != NULL)
+            h->next->prevp = h->prevp;
+        h->listed = false;
+        n_holders--;
+    }
+    pthread_mutex_unlock(&holders_lock);
+}
+
+static void holder_key_make(void)
+{
+    holder_key_ok = pthread_key_create(&holder_key, holder_unlist) == 0;
+}
+
+static __attribute__((noinline)) struct holder *me_slow(struct holder *h)
+{
+    atomic_store_explicit(&h->env, shim_current_jni(), memory_order_relaxed);
+    if (!h->listed) {
+        pthread_once(&holder_once, holder_key_make);
+        if (holder_key_ok && pthread_setspecific(holder_key, h) == 0) {
+            pthread_mutex_lock(&holders_lock);
+            h->next = holders;
+            h->prevp = &holders;
+            if (holders != NULL)
+                holders->prevp = &h->next;
+            holders = h;
+            h->listed = true;
+            n_holders++;
+            pthread_mutex_unlock(&holders_lock);
+        }
+    }
+    return h;
+}
+
+/* The calling thread's record. A thread the JVM does not know (no JNIEnv) looks its env up
+ * again every 256 calls, so that one attached later shows in dumps with it (until then, and
+ * for a dump taken before, as NULL); looking up on every call (JNI GetEnv) would cost more
+ * than the call. */
+static inline struct holder *me(void)
+{
+    struct holder *h = &tl_holder;
+    __asm__("" : "+r"(h)); /* one thread-local lookup, not one per use */
+    if (__builtin_expect(!h->listed, 0) ||
+        (__builtin_expect(atomic_load_explicit(&h->env, memory_order_relaxed) == NULL, 0) &&
+         (++h->recheck & 255) == 0))
+        return me_slow(h);
+    return h;
+}
+
+static void blocked_on(struct holder *h, struct rawmon *m, bool waiting)
+{
+    atomic_store_explicit(&h->waiting, waiting, memory_order_relaxed);
+    atomic_store_explicit(&h->on, m, memory_order_release);
+}
+
+static void set_raw_state(struct thread_rec *self, int state)
+{
+    if (self != NULL)
+        atomic_store(&self->raw_state, state);
+}
+
+/* The thread record GetThreadStatus reads, for a Java thread (the agent's own pthreads have
+ * none, and looking for one would cost a JNI GetEnv each time). */
+static struct thread_rec *java_self(const struct holder *h)
+{
+    return atomic_load_explicit(&h->env, memory_order_relaxed) != NULL ? threads_self() : NULL;
+}
+
+/* ---- slots ---- */
+
+static struct rawmon *new_slot(void)
+{
+    uint32_t i = atomic_load(&n_slots);
+    if (i > RM_IDX_MASK)
+        return NULL;
+    if (slot_at(i) == NULL) {
+        struct rawmon *c = aligned_alloc(64, RM_CHUNK * sizeof *c);
+        if (c == NULL)
+            return NULL;
+        memset(c, 0, RM_CHUNK * sizeof *c);
+        for (uint32_t k = 0; k < RM_CHUNK; k++)
+            c[k].index = (i & ~(RM_CHUNK - 1)) + k;
+        atomic_store_explicit(&chunks[i >> RM_CHUNK_BITS], c, memory_order_release);
+    }
+    atomic_store(&n_slots, i + 1);
+    return slot_at(i);
+}
+
+/* The slot's name buffer is never freed, only replaced by a larger one (the old one is
+ * left as it is): an event or a dump that read the name pointer of a monitor that another
+ * thread destroys and whose slot a new monitor takes meanwhile reads valid memory, at worst
+ * the new name, instead of freed memory. The last byte stays NUL. registry_lock held. */
+static bool set_name(struct rawmon *m, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    char *buf = atomic_load_explicit(&m->name, memory_order_relaxed);
+    if (len > m->name_cap) {
+        size_t cap = 32;
+        while (cap < len)
+            cap *= 2;
+        if ((buf = calloc(1, cap)) == NULL)
+            return false;
+        m->name_cap = cap;
+    }
+    memcpy(buf, name, len);
+    atomic_store_explicit(&m->name, buf, memory_order_release);
+    return true;
+}
+
+/* A destroyed slot nobody is blocked on, oldest first, or a new one. registry_lock held. */
+static struct rawmon *claim_slot(void)
+{
+    for (size_t tries = 0; free_head != NULL && tries < 64; tries++) {
+        struct rawmon *m = free_head;
+        free_head = m->next_free;
+        if (free_head == NULL)
+            free_tail = NULL;
+        m->next_free = NULL;
+        if (atomic_load(&m->busy) == 0 && atomic_load(&m->contenders) == 0 &&
+            atomic_load(&m->waiters) == 0)
+            return m;
+        if (free_tail != NULL)
+            free_tail->next_free = m;
+        else
+            free_head = m;
+        free_tail = m;
+    }
+    return new_slot();
+}
+
+/* ---- the JVMPI functions ---- */
+
+static void free_slot(struct rawmon *m)
+{
+    if (free_tail != NULL)
+        free_tail->next_free = m;
+    else
+        free_head = m;
+    free_tail = m;
 }
 
 JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
 {
-    struct rawmon *m = calloc(1, sizeof *m);
-    if (m == NULL) {
-        log_error("agent %d: RawMonitorCreate: out of memory", inst->slot);
-        return NULL;
-    }
     if (name == NULL) /* HotSpot crashed here (strlen(NULL)) */
         report_misuse(inst, LOG_INFO, "RawMonitorCreate(NULL name): created an unnamed monitor");
     /* The name is copied: agents pass stack buffers, and events and dumps show our copy. */
-    m->name = strdup(name ? name : "");
-    if (m->name == NULL) {
-        free(m);
+    const char *named = name ? name : "";
+    pthread_mutex_lock(&registry_lock);
+    struct rawmon *m = claim_slot();
+    if (m == NULL || !set_name(m, named)) {
+        if (m != NULL)
+            free_slot(m);
+        pthread_mutex_unlock(&registry_lock);
+        log_error("agent %d: RawMonitorCreate(\"%s\"): %s: NULL", inst->slot, named,
+                  m != NULL ? "out of memory" : "no room for another raw monitor");
         return NULL;
     }
-    m->magic = RAWMON_MAGIC;
-    m->silent = name != NULL && name[0] == '_';
-    pthread_mutex_init(&m->mu, NULL);
-    pthread_cond_init(&m->enter_cv, NULL);
-    pthread_cond_init(&m->wait_cv, NULL);
-    m->key = m;
-    pthread_mutex_lock(&registry_lock);
-    m->serial = ++next_serial;
-    HASH_ADD_PTR(registry, key, m);
+    m->silent = named[0] == '_';
+    m->gen = (m->gen + 1) & RM_GEN_MASK;
+    if (m->gen == 0)
+        m->gen = 1;
+    atomic_store(&m->word, 0);
+    m->count = 0;
+    atomic_store(&m->owner, NULL);
+    uintptr_t id = make_id(m->gen, m->index);
+    atomic_store_explicit(&m->id, id, memory_order_release);
+    n_live++;
     pthread_mutex_unlock(&registry_lock);
-    log_debug("agent %d: RawMonitorCreate(\"%s\") -> %p", inst->slot, m->name, (void *)m);
-    return (JVMPI_RawMonitor)m;
+    log_debug("agent %d: RawMonitorCreate(\"%s\") -> %p", inst->slot, named, (void *)id);
+    return (JVMPI_RawMonitor)id;
 }
 
-static void unlink_waiter(struct rawmon_waiter **list, struct rawmon_waiter *w)
+/* Contended: say so before blocking, with no lock held. */
+static __attribute__((noinline)) void enter_contended(struct rawmon *m, JVMPI_RawMonitor id,
+                                                      struct holder *self)
 {
-    for (; *list != NULL; list = &(*list)->next)
-        if (*list == w) {
-            *list = w->next;
-            return;
-        }
-}
-
-/* Take ownership (count 1) once nobody owns it; caller holds m->mu. */
-static void lock_owned(struct rawmon *m)
-{
-    while (m->owned)
-        pthread_cond_wait(&m->enter_cv, &m->mu);
-    m->owned = true;
-    m->owner = pthread_self();
-    m->owner_env = shim_current_jni();
-    shim_monitors_owned++; /* on the owning thread: see shim.h */
+    /* Counted until it has the monitor, which also keeps the slot from reuse meanwhile. */
+    atomic_fetch_add(&m->contenders, 1);
+    blocked_on(self, m, false);
+    post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m, id);
+    struct thread_rec *rec = java_self(self);
+    set_raw_state(rec, JVMPI_THREAD_MONITOR_WAIT);
+    if (!try_lock(m))
+        lock_blocking(m);
+    set_raw_state(rec, 0);
+    take(m, self, 1);
+    blocked_on(self, NULL, false);
+    atomic_fetch_sub(&m->contenders, 1);
+    post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, m, id);
 }
 
 void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
 {
-    struct rawmon *m = acquire(inst, id, "RawMonitorEnter");
-    if (m == NULL)
+    struct rawmon *m = find(id);
+    if (__builtin_expect(m == NULL, 0)) {
+        bad_id(inst, id, "RawMonitorEnter");
         return;
-    pthread_mutex_lock(&m->mu);
-    if (m->owned && pthread_equal(m->owner, pthread_self())) {
+    }
+    struct holder *self = me();
+    if (atomic_load_explicit(&m->owner, memory_order_relaxed) == self) {
         m->count++;
-        pthread_mutex_unlock(&m->mu);
-        release(m);
         return;
     }
-    if (!m->owned) {
-        lock_owned(m);
-        m->count = 1;
-        pthread_mutex_unlock(&m->mu);
-        release(m);
+    if (__builtin_expect(try_lock(m), 1)) {
+        take(m, self, 1);
         return;
     }
-    /* Contended: say so before blocking, with no lock held. */
-    m->contenders++;
-    struct rawmon_waiter me = {shim_current_jni(), m->entering};
-    m->entering = &me;
-    pthread_mutex_unlock(&m->mu);
-    post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m);
-    struct thread_rec *self = threads_self();
-    if (self)
-        atomic_store(&self->raw_state, JVMPI_THREAD_MONITOR_WAIT);
-    pthread_mutex_lock(&m->mu);
-    lock_owned(m);
-    if (self)
-        atomic_store(&self->raw_state, 0);
-    m->count = 1;
-    m->contenders--;
-    unlink_waiter(&m->entering, &me);
-    pthread_mutex_unlock(&m->mu);
-    post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, m);
-    release(m);
+    enter_contended(m, id, self);
 }
 
-/* Give up ownership entirely; caller holds m->mu. Returns whether threads wait to enter. */
-static bool unlock_owned(struct rawmon *m)
+static __attribute__((noinline, cold)) void not_owner(struct instance *inst, struct rawmon *m,
+                                                      const char *fn, const char *outcome)
 {
-    shim_monitors_owned--; /* called by the owner only */
-    m->owned = false;
-    m->count = 0;
-    m->owner_env = NULL;
-    if (m->contenders > 0 || m->reentering > 0) {
-        pthread_cond_broadcast(&m->enter_cv);
-        return m->contenders > 0;
-    }
-    return false;
+    report_misuse(inst, LOG_INFO, "%s(\"%s\"): the calling thread does not own it; %s", fn,
+                  m->name, outcome);
 }
 
 void jvmpi_RawMonitorExit(struct instance *inst, JVMPI_RawMonitor id)
 {
-    struct rawmon *m = acquire(inst, id, "RawMonitorExit");
-    if (m == NULL)
-        return;
-    bool contended = false;
-    pthread_mutex_lock(&m->mu);
-    if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
-        pthread_mutex_unlock(&m->mu);
-        report_misuse(inst, LOG_INFO,
-                      "RawMonitorExit(\"%s\"): the calling thread does not own it; ignored",
-                      m->name);
-        release(m);
+    struct rawmon *m = find(id);
+    if (__builtin_expect(m == NULL, 0)) {
+        bad_id(inst, id, "RawMonitorExit");
         return;
     }
-    if (--m->count == 0)
-        contended = unlock_owned(m);
-    pthread_mutex_unlock(&m->mu);
-    if (contended)
-        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m);
-    release(m);
+    if (__builtin_expect(atomic_load_explicit(&m->owner, memory_order_relaxed) != me(), 0)) {
+        not_owner(inst, m, "RawMonitorExit", "ignored");
+        return;
+    }
+    if (--m->count > 0)
+        return;
+    unlock_owned(m);
+    if (__builtin_expect(contended(m), 0))
+        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
 }
 
 void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
 {
-    struct rawmon *m = acquire(inst, id, "RawMonitorWait");
-    if (m == NULL)
-        return;
-    pthread_mutex_lock(&m->mu);
-    if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
-        pthread_mutex_unlock(&m->mu);
-        report_misuse(inst, LOG_INFO,
-                      "RawMonitorWait(\"%s\"): the calling thread does not own it; returns at once",
-                      m->name);
-        release(m);
+    struct rawmon *m = find(id);
+    if (m == NULL) {
+        bad_id(inst, id, "RawMonitorWait");
         return;
     }
+    struct holder *self = me();
+    if (atomic_load_explicit(&m->owner, memory_order_relaxed) != self) {
+        not_owner(inst, m, "RawMonitorWait", "returns at once");
+        return;
+    }
+    atomic_fetch_add(&m->busy, 1);
     int saved = m->count;
-    JNIEnv *saved_env = m->owner_env;
-    bool contended = unlock_owned(m);
-    uint64_t gen0 = m->notify_gen;
-    if (contended) {
-        /* The release happens now: say so now, not when the wait ends. A notify in the
-         * unlocked window is not lost: it moves notify_gen past gen0. */
-        pthread_mutex_unlock(&m->mu);
-        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m);
-        pthread_mutex_lock(&m->mu);
-    }
-    m->waiters++;
-    struct rawmon_waiter me = {shim_current_jni(), m->waiting};
-    m->waiting = &me;
-    uint64_t gen = gen0;
-    struct timespec deadline;
+    /* Read while owning: a NotifyAll can only come once we let go, and it moves the word. */
+    uint32_t seq = atomic_load(&m->notify_seq);
+    atomic_fetch_add(&m->waiters, 1);
+    blocked_on(self, m, true);
+    struct thread_rec *rec = java_self(self);
+    set_raw_state(rec, JVMPI_THREAD_CONDVAR_WAIT);
+    /* The release happens now: say so now, not when the wait ends. */
+    unlock_owned(m);
+    if (contended(m))
+        post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
+    struct timespec deadline = {0, 0};
     if (ms > 0) {
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += ms / 1000;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        jlong s = ms / 1000;
+        deadline.tv_sec = s > (jlong)(INT_MAX) ? INT_MAX : deadline.tv_sec + (time_t)s;
         deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
         if (deadline.tv_nsec >= 1000000000L) {
             deadline.tv_sec++;
             deadline.tv_nsec -= 1000000000L;
         }
     }
-    struct thread_rec *self = threads_self();
-    if (self)
-        atomic_store(&self->raw_state, JVMPI_THREAD_CONDVAR_WAIT);
-    /* JVMPI: ms <= 0 waits until notified. */
-    while (m->notify_gen == gen) {
-        if (ms > 0) {
-            if (pthread_cond_timedwait(&m->wait_cv, &m->mu, &deadline) == ETIMEDOUT)
-                break;
-        } else {
-            pthread_cond_wait(&m->wait_cv, &m->mu);
+    /* JVMPI: ms <= 0 waits until notified. Spurious wake-ups go round again. */
+    while (atomic_load(&m->notify_seq) == seq) {
+        if (ms <= 0) {
+            futex_wait(&m->notify_seq, seq, NULL);
+            continue;
         }
+        struct timespec now, rel;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        rel.tv_sec = deadline.tv_sec - now.tv_sec;
+        rel.tv_nsec = deadline.tv_nsec - now.tv_nsec;
+        if (rel.tv_nsec < 0) {
+            rel.tv_sec--;
+            rel.tv_nsec += 1000000000L;
+        }
+        if (rel.tv_sec < 0)
+            break;
+        futex_wait(&m->notify_seq, seq, &rel);
     }
-    m->waiters--;
-    unlink_waiter(&m->waiting, &me);
-    m->reentering++;
-    me.next = m->entering;
-    m->entering = &me;
-    lock_owned(m);
-    m->reentering--;
-    unlink_waiter(&m->entering, &me);
-    if (self)
-        atomic_store(&self->raw_state, 0);
-    m->count = saved;
-    m->owner_env = saved_env;
-    pthread_mutex_unlock(&m->mu);
-    release(m);
+    atomic_fetch_sub(&m->waiters, 1);
+    /* Back in: waiting to enter again, without contention events (HotSpot posted none). */
+    set_raw_state(rec, JVMPI_THREAD_MONITOR_WAIT);
+    blocked_on(self, m, false);
+    if (!try_lock(m))
+        lock_blocking(m);
+    take(m, self, saved);
+    blocked_on(self, NULL, false);
+    set_raw_state(rec, 0);
+    atomic_fetch_sub(&m->busy, 1);
 }
 
 void jvmpi_RawMonitorNotifyAll(struct instance *inst, JVMPI_RawMonitor id)
 {
-    struct rawmon *m = acquire(inst, id, "RawMonitorNotifyAll");
-    if (m == NULL)
+    struct rawmon *m = find(id);
+    if (m == NULL) {
+        bad_id(inst, id, "RawMonitorNotifyAll");
         return;
-    pthread_mutex_lock(&m->mu);
-    if (!m->owned || !pthread_equal(m->owner, pthread_self())) {
-        report_misuse(inst, LOG_INFO,
-                      "RawMonitorNotifyAll(\"%s\"): the calling thread does not own it; ignored",
-                      m->name);
-    } else {
-        m->notify_gen++;
-        pthread_cond_broadcast(&m->wait_cv);
     }
-    pthread_mutex_unlock(&m->mu);
-    release(m);
+    if (atomic_load_explicit(&m->owner, memory_order_relaxed) != me()) {
+        not_owner(inst, m, "RawMonitorNotifyAll", "ignored");
+        return;
+    }
+    atomic_fetch_add(&m->notify_seq, 1);
+    if (atomic_load(&m->waiters) > 0)
+        futex_wake(&m->notify_seq, INT_MAX);
 }
 
 void jvmpi_RawMonitorDestroy(struct instance *inst, JVMPI_RawMonitor id)
 {
-    struct rawmon *m = acquire(inst, id, "RawMonitorDestroy");
-    if (m == NULL)
-        return;
-    pthread_mutex_lock(&m->mu);
-    if (m->owned && !pthread_equal(m->owner, pthread_self())) {
-        /* HotSpot: destroying a monitor another thread owns fails silently. */
-        pthread_mutex_unlock(&m->mu);
-        report_misuse(inst, LOG_WARN,
-                      "RawMonitorDestroy(\"%s\"): owned by another thread; not destroyed",
-                      m->name);
-        release(m);
+    struct rawmon *m = find(id);
+    if (m == NULL) {
+        bad_id(inst, id, "RawMonitorDestroy");
         return;
     }
-    if (m->owned)
+    struct holder *owner = atomic_load(&m->owner);
+    if (owner != NULL && owner != me()) {
+        /* HotSpot: destroying a monitor another thread owns fails silently. */
+        report_misuse(inst, LOG_WARN, "RawMonitorDestroy(\"%s\"): owned by another thread; not "
+                                      "destroyed", m->name);
+        return;
+    }
+    if (owner != NULL)
         unlock_owned(m); /* the owner may destroy: released first, as HotSpot did */
-    pthread_mutex_unlock(&m->mu);
     pthread_mutex_lock(&registry_lock);
-    if (!m->destroyed) {
-        m->destroyed = true;
-        HASH_DEL(registry, m);
+    uintptr_t expect = (uintptr_t)id;
+    /* Once: two threads destroying the same monitor free its slot once. */
+    if (atomic_compare_exchange_strong(&m->id, &expect, 0)) {
+        n_live--;
+        free_slot(m);
     }
     pthread_mutex_unlock(&registry_lock);
     log_debug("RawMonitorDestroy(\"%s\")", m->name);
-    release(m);
 }
 
-static JNIEnv **copy_envs(const struct rawmon_waiter *w, int *n)
+/* ---- MONITOR_DUMP ---- */
+
+struct seen {
+    const struct holder *h;
+    JNIEnv *env;
+    uint32_t index;             /* the monitor it is blocked on: slot index */
+    bool blocked, waiting;
+};
+
+static int by_index(const void *a, const void *b)
+{
+    const struct seen *x = a, *y = b;
+    if (x->blocked != y->blocked)
+        return x->blocked ? -1 : 1;   /* the blocked first, by monitor */
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_holder(const void *a, const void *b)
+{
+    const struct seen *x = a, *y = b;
+    return x->h < y->h ? -1 : x->h > y->h;
+}
+
+static JNIEnv **envs_of(const struct seen *s, size_t n, uint32_t index, bool waiting, int *count)
 {
     int k = 0;
-    for (const struct rawmon_waiter *x = w; x != NULL; x = x->next)
-        k++;
+    for (size_t i = 0; i < n; i++)
+        k += s[i].blocked && s[i].index == index && s[i].waiting == waiting;
     JNIEnv **v = calloc(k ? (size_t)k : 1, sizeof *v);
-    *n = 0;
+    *count = 0;
     if (v == NULL)
         return NULL;
-    for (const struct rawmon_waiter *x = w; x != NULL; x = x->next)
-        v[(*n)++] = x->env;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].blocked && s[i].index == index && s[i].waiting == waiting)
+            v[(*count)++] = s[i].env;
     return v;
+}
+
+/* The threads that use raw monitors, as they are now: two copies, by monitor and by thread. */
+static size_t holders_copy(struct seen **by_mon, struct seen **by_thread)
+{
+    pthread_mutex_lock(&holders_lock);
+    size_t n = 0;
+    struct seen *s = malloc((n_holders ? n_holders : 1) * sizeof *s);
+    for (struct holder *h = holders; h != NULL && s != NULL; h = h->next) {
+        struct rawmon *m = atomic_load_explicit(&h->on, memory_order_acquire);
+        s[n++] = (struct seen){h, atomic_load(&h->env), m ? m->index : 0,
+                               m != NULL && atomic_load(&m->id) != 0, atomic_load(&h->waiting)};
+    }
+    pthread_mutex_unlock(&holders_lock);
+    struct seen *t = s ? malloc((n ? n : 1) * sizeof *t) : NULL;
+    if (t == NULL) {
+        free(s);
+        *by_mon = *by_thread = NULL;
+        return 0;
+    }
+    memcpy(t, s, n * sizeof *s);
+    qsort(s, n, sizeof *s, by_index);
+    qsort(t, n, sizeof *t, by_holder);
+    *by_mon = s;
+    *by_thread = t;
+    return n;
 }
 
 size_t rawmon_snapshot(struct rawmon_info **out)
 {
     pthread_mutex_lock(&registry_lock);
-    size_t n = HASH_COUNT(registry), i = 0;
-    struct rawmon_info *v = calloc(n ? n : 1, sizeof *v);
-    struct rawmon *m, *tmp;
-    if (v != NULL) {
-        HASH_ITER(hh, registry, m, tmp) {
-            pthread_mutex_lock(&m->mu);
-            if (m->owned || m->entering != NULL || m->waiting != NULL) {
-                v[i].id = (JVMPI_RawMonitor)m;
-                v[i].name = m->name;
-                v[i].owner_env = m->owned ? m->owner_env : NULL;
-                v[i].enter_envs = copy_envs(m->entering, &v[i].n_enter);
-                v[i].wait_envs = copy_envs(m->waiting, &v[i].n_wait);
-                v[i].mon = m;
-                m->refs++; /* keeps name valid after a concurrent destroy */
-                i++;
-            }
-            pthread_mutex_unlock(&m->mu);
-        }
+    struct seen *s, *t;
+    size_t nh = holders_copy(&s, &t);
+    size_t nb = 0;
+    while (nb < nh && s[nb].blocked)
+        nb++;
+    uint32_t slots = atomic_load(&n_slots);
+    struct rawmon_info *v = s ? calloc(n_live ? n_live : 1, sizeof *v) : NULL;
+    size_t n = 0;
+    for (uint32_t i = 0; v != NULL && i < slots && n < n_live; i++) {
+        struct rawmon *m = slot_at(i);
+        uintptr_t id = m != NULL ? atomic_load(&m->id) : 0;
+        if (id == 0)
+            continue;
+        struct holder *owner = atomic_load(&m->owner);
+        struct seen key = {.index = i, .blocked = true};
+        bool blocked = bsearch(&key, s, nb, sizeof *s, by_index) != NULL;
+        if (owner == NULL && !blocked)
+            continue;
+        /* The owner's env, if it is a thread still listed (one that ended holding the
+         * monitor is not). */
+        struct seen who = {.h = owner};
+        const struct seen *o = owner ? bsearch(&who, t, nh, sizeof *t, by_holder) : NULL;
+        v[n].id = (JVMPI_RawMonitor)id;
+        v[n].name = m->name;
+        v[n].owner_env = o != NULL ? o->env : NULL;
+        v[n].enter_envs = envs_of(s, nb, i, false, &v[n].n_enter);
+        v[n].wait_envs = envs_of(s, nb, i, true, &v[n].n_wait);
+        v[n].mon = m;
+        atomic_fetch_add(&m->busy, 1); /* keeps the slot and its name until the dump is done */
+        n++;
     }
     pthread_mutex_unlock(&registry_lock);
+    free(s);
+    free(t);
     *out = v;
-    return v ? i : 0;
+    return v ? n : 0;
 }
 
 void rawmon_snapshot_free(struct rawmon_info *v, size_t n)
@@ -368,7 +675,7 @@ void rawmon_snapshot_free(struct rawmon_info *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(v[i].enter_envs);
         free(v[i].wait_envs);
-        release(v[i].mon);
+        atomic_fetch_sub(&v[i].mon->busy, 1);
     }
     free(v);
 }
