@@ -28,9 +28,11 @@
 #         agent; order rotating per round. Goal: jvmpi / native <= 2.
 # hprof   Sites 40 (about a second of allocating work without an agent) with the bundled
 #         HPROF (legacy-agents/hprof, heap=sites: OBJECT_ALLOC with a 4-frame GetCallTrace
-#         per allocation, its raw monitor around every event), against no agent; order
-#         rotating. Goal: hprof / none <= 3. Then one more HPROF run with report=, whose
-#         time table (where the time goes) is printed.
+#         per allocation, its raw monitor around every event), against no agent and against
+#         the native floor (bench/agents/nsites.c: SampledObjectAlloc at interval 0 and a
+#         4-frame GetStackTrace per allocation, counted in a site table under one mutex);
+#         order rotating. Goal: hprof / none <= 3. Then one more HPROF run with report=,
+#         whose time table (where the time goes) is printed.
 #
 # Output: build/bench/calls-<date-time>/ (raw runs, report.txt); the tables go to stdout
 # and report.txt. Exit status 0 when every run completed, 1 if one crashed, hung or
@@ -146,8 +148,11 @@ for j in $JDKS; do
     hprof)
       echo "--- JDK $v / hprof: Sites 40 with HPROF heap=sites, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
       rounds hprof "$j" "$v" none=none \
-        "hprof=-agentpath:$SHIM=legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-hprof.txt" -- Sites 40
+        "hprof=-agentpath:$SHIM=legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-hprof.txt" \
+        "native=-agentpath:$AG/libnsites.so" -- Sites 40
       table hprof "$v" hprof none 3
+      table hprof "$v" native none -
+      table hprof "$v" hprof native -
       run "jdk$v-hprof-report" "$j/bin/java" \
         "-agentpath:$SHIM=report=$OUT/raw/jdk$v-hprof-report.txt,legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-hprof.txt" \
         -cp "$CP" Sites 40
