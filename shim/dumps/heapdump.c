@@ -212,6 +212,11 @@ struct walk {
     uint64_t ord_at, ord_next;
     size_t *un_idx, un_cap;     /* id -> index + 1 into unreached (open addressing) */
     unsigned char *un_done;     /* its record is written */
+    /* Objects whose class the dump did not know (a hidden class the JVM loaded from the CDS
+     * archive before the agent, which no JVMTI event or GetLoadedClasses names): (id, class
+     * id) once JNI told the class, for the OBJECT_ALLOCs announced before the dump. */
+    jlong *fix;
+    size_t n_fix, fix_cap;
     size_t lost;                /* of them, collected before they could be read */
 };
 
@@ -1267,6 +1272,7 @@ static void walk_free(struct walk *w)
     free(w->ord);
     free(w->un_idx);
     free(w->un_done);
+    free(w->fix);
 }
 
 static double now_s(void)
@@ -1306,11 +1312,15 @@ static jlong jni_ref_id(struct walk *w, jobject r)
         return 0;
     if (t != 0)
         return (t & TAG_ID_MASK) == w->hook_id ? 0 : (t & TAG_ID_MASK);
+    /* An object whose class JVMTI cannot name is a dormant object of the CDS archive (of a
+     * class this run has not loaded): no Java object, so no id (unreached_write). */
+    jlong ctag = class_id_of(jni, r);
+    if (ctag == 0)
+        return 0;
     if (!w->announce || !fresh_room(w))
         return ids_tag(ids_of(jni, r));
     jlong size = 0;
     (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, r, &size);
-    jlong ctag = class_id_of(jni, r);
     jobjectID id = ids_claim_allocated(jni, r, size, &t);
     if (t != 0)
         fresh_add(w, t, ctag, size); /* announced before the dump is delivered */
@@ -1561,30 +1571,9 @@ static bool not_dumped(struct walk *w, jlong class_tag, jlong tag)
     return oc != NULL && oc->filler;
 }
 
-static jint JNICALL level0_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+/* Note the object at ordinal ord for the second iteration (see unreached_records). */
+static jint note_unreached(struct walk *w, uint64_t ord, jlong id, jlong class_tag)
 {
-    (void)length;
-    struct walk *w = ud;
-    if (not_dumped(w, class_tag, *tag_ptr))
-        return 0;
-    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
-    struct hclass *oc = class_tag != 0 ? hclass_find(w, class_tag & TAG_ID_MASK) : NULL;
-    db_u1(&w->objs, (uint8_t)level0_type(oc));
-    put_id(&w->objs, id);
-    w->records++;
-    return 0;
-}
-
-static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
-{
-    (void)length;
-    struct walk *w = ud;
-    uint64_t ord = w->ord_at++;
-    if (not_dumped(w, class_tag, *tag_ptr))
-        return 0;
-    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
-    if (vis_has(w, id) || is_prim_mirror(w, id))
-        return 0;
     if (w->n_unreached + 2 > w->unreached_cap) {
         size_t cap = w->unreached_cap ? w->unreached_cap * 2 : 2 * 1024;
         jlong *p = realloc(w->unreached, cap * sizeof *p);
@@ -1605,6 +1594,48 @@ static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, ji
     w->unreached[w->n_unreached++] = id;
     w->unreached[w->n_unreached++] = class_tag & TAG_ID_MASK;
     return 0;
+}
+
+/* An object of a class the dump has no layout for (see fix above). */
+static bool class_unknown(struct walk *w, jlong class_tag)
+{
+    return class_tag == 0 || hclass_find(w, class_tag & TAG_ID_MASK) == NULL;
+}
+
+/* An object of a class the dump does not know is left for unreached_records, untagged
+ * (class_unknown): it may be a dormant object of the CDS archive, of a class this run has not
+ * loaded, which no dump shows. */
+static jint JNICALL level0_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)length;
+    struct walk *w = ud;
+    uint64_t ord = w->ord_at++;
+    if (not_dumped(w, class_tag, *tag_ptr))
+        return 0;
+    if (class_unknown(w, class_tag))
+        return note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    db_u1(&w->objs, (uint8_t)level0_type(hclass_find(w, class_tag & TAG_ID_MASK)));
+    put_id(&w->objs, id);
+    w->records++;
+    return 0;
+}
+
+static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)length;
+    struct walk *w = ud;
+    uint64_t ord = w->ord_at++;
+    if (not_dumped(w, class_tag, *tag_ptr))
+        return 0;
+    /* The walk wrote no record for an object whose class it did not know either; such an
+     * object is not tagged here (see level0_cb). */
+    if (class_unknown(w, class_tag))
+        return note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
+    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    if (vis_has(w, id) || is_prim_mirror(w, id))
+        return 0;
+    return note_unreached(w, ord, id, class_tag);
 }
 
 static bool iterate(struct walk *w, jvmtiHeapIterationCallback cb, const char *what)
@@ -1630,7 +1661,7 @@ static jint JNICALL ordinal_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint
     (void)class_tag; (void)size; (void)length;
     struct walk *w = ud;
     if (w->ord_next < w->n_unreached / 2 && w->ord_at == w->ord[w->ord_next]) {
-        *tag_ptr = 1;
+        *tag_ptr = w->unreached[2 * w->ord_next] != 0 ? 1 : 2; /* 2: no id yet */
         w->ord_next++;
     }
     w->ord_at++;
@@ -1646,23 +1677,103 @@ static size_t unreached_find(const struct walk *w, jlong id)
     return n;
 }
 
-static void unreached_write(struct walk *w, jobject o, size_t i)
+/* The class of o, which the dump did not know: announced (its CLASS_LOAD first), given a
+ * layout, and noted for o's OBJECT_ALLOC (fix). */
+static struct hclass *learn_class(struct walk *w, jobject o, jlong id, jlong *cid)
 {
-    jlong id = w->unreached[2 * i], cid = w->unreached[2 * i + 1];
-    struct hclass *hc = cid != 0 ? hclass_find(w, cid) : NULL;
-    if (cid != 0 && cid == w->class_class_id)
-        mirror_by_jni(w, o, id);
-    else if (hc != NULL && hc->kind != HC_OTHER)
-        record_by_jni(w, o, id, hc);
-    w->un_done[i] = 1;
+    JNIEnv *jni = w->jni;
+    jclass c = (*jni)->GetObjectClass(jni, o);
+    jobjectID cidn = c != NULL ? classes_id_announced(jni, c) : NULL;
+    struct hclass *hc = cidn != NULL ? hclass_find(w, ids_tag(cidn)) : NULL;
+    if (cidn != NULL && hc == NULL) {
+        jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+        build_class(w, c, class_class);
+        if (class_class != NULL)
+            (*jni)->DeleteLocalRef(jni, class_class);
+        free(w->ctab); /* index_classes again, with the new class */
+        w->ctab = NULL;
+        index_classes(w);
+        hc = hclass_find(w, ids_tag(cidn));
+    }
+    if (c != NULL)
+        (*jni)->DeleteLocalRef(jni, c);
+    if (cidn != NULL && id != 0 && w->n_fix + 2 > w->fix_cap) {
+        size_t cap = w->fix_cap ? 2 * w->fix_cap : 64;
+        jlong *f = realloc(w->fix, cap * sizeof *f);
+        if (f != NULL) {
+            w->fix = f;
+            w->fix_cap = cap;
+        }
+    }
+    if (cidn != NULL && id != 0 && w->n_fix + 2 <= w->fix_cap) {
+        w->fix[w->n_fix++] = id;
+        w->fix[w->n_fix++] = ids_tag(cidn);
+    }
+    *cid = ids_tag(cidn);
+    return hc;
 }
 
-/* Levels 1 and 2, after the walk: the records of the objects it did not reach. */
+static int cmp_pair(const void *a, const void *b)
+{
+    jlong x = *(const jlong *)a, y = *(const jlong *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The OBJECT_ALLOCs still to announce name the classes learn_class found. */
+static void apply_fixes(struct walk *w)
+{
+    if (w->n_fix == 0 || w->fix == NULL)
+        return;
+    qsort(w->fix, w->n_fix / 2, 2 * sizeof *w->fix, cmp_pair);
+    for (size_t i = 0; i + 2 < w->nfresh; i += 3) {
+        jlong key = w->fresh[i] & TAG_ID_MASK;
+        jlong *f = bsearch(&key, w->fix, w->n_fix / 2, 2 * sizeof *w->fix, cmp_pair);
+        if (f != NULL)
+            w->fresh[i + 1] = f[1];
+    }
+}
+
+/* The record of o, whose id may be 0 (no tag yet: see level0_cb) and whose class cid may be
+ * unknown to the dump (learn_class). An object whose class JVMTI cannot name (a dormant
+ * object of the CDS archive) has no record and gets no id. */
+static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
+{
+    JNIEnv *jni = w->jni;
+    struct hclass *hc = cid != 0 ? hclass_find(w, cid) : NULL;
+    if (hc == NULL && (hc = learn_class(w, o, id, &cid)) == NULL)
+        return;
+    if (id == 0) {
+        jlong t = 0, size = 0;
+        (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);
+        if (w->announce && fresh_room(w)) {
+            id = ids_tag(ids_claim_allocated(jni, o, size, &t));
+            if (t != 0)
+                fresh_add(w, t, cid, size);
+        } else {
+            id = ids_tag(ids_of(jni, o));
+        }
+        if (id == 0)
+            return;
+    }
+    if (w->level == JVMPI_DUMP_LEVEL_0) {
+        db_u1(&w->objs, (uint8_t)level0_type(hc));
+        put_id(&w->objs, id);
+        w->records++;
+    } else if (cid == w->class_class_id) {
+        mirror_by_jni(w, o, id);
+    } else if (hc->kind != HC_OTHER) {
+        record_by_jni(w, o, id, hc);
+    }
+}
+
+/* After the walk (levels 1 and 2), the records of the objects it did not reach, and of those
+ * of classes it did not know; after a level-0 iteration, the classes of the latter. */
 static double now_s(void);
 static bool unreached_records(struct walk *w)
 {
     double t0 = now_s();
-    if (!iterate(w, unreached_cb, "IterateThroughHeap for the objects a heap dump's walk did "
+    if (w->level > JVMPI_DUMP_LEVEL_0 &&
+        !iterate(w, unreached_cb, "IterateThroughHeap for the objects a heap dump's walk did "
                                   "not reach"))
         return false;
     double t1 = now_s();
@@ -1678,6 +1789,10 @@ static bool unreached_records(struct walk *w)
     if (w->un_idx == NULL || w->un_done == NULL)
         return !(w->failed = true);
     for (size_t i = 0; i < n; i++) {
+        if (w->unreached[2 * i] == 0) {
+            w->un_done[i] = 1; /* no id: found by its scan tag (2) alone, or not at all */
+            continue;
+        }
         size_t k = vis_slot(w->unreached[2 * i], w->un_cap);
         while (w->un_idx[k] != 0)
             k = (k + 1) & (w->un_cap - 1);
@@ -1690,23 +1805,27 @@ static bool unreached_records(struct walk *w)
         jvmtiHeapCallbacks hc;
         memset(&hc, 0, sizeof hc);
         hc.heap_iteration_callback = ordinal_cb;
-        jlong one = 1;
+        jlong tags[2] = {1, 2}, *stags = NULL;
         w->ord_at = w->ord_next = 0;
         if (jvmti_ok_at((*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w), LOG_WARN,
                         "IterateThroughHeap to find a heap dump's unreached objects") &&
-            jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 1, &one, &got, &objs, NULL), LOG_WARN,
+            jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 2, tags, &got, &objs, &stags), LOG_WARN,
                         "GetObjectsWithTags for a heap dump's unreached objects")) {
             for (jint k = 0; k < got && !w->failed; k++) {
                 jlong t = 0;
                 (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[k], &t);
-                size_t i = unreached_find(w, t & TAG_ID_MASK);
-                if (i < n && !w->un_done[i]) {
-                    (*jni)->PushLocalFrame(jni, 16);
-                    unreached_write(w, objs[k], i);
-                    (*jni)->PopLocalFrame(jni, NULL);
+                size_t i = stags[k] == 1 ? unreached_find(w, t & TAG_ID_MASK) : n;
+                (*jni)->PushLocalFrame(jni, 16);
+                if (stags[k] == 2 && t == 0) {
+                    unreached_write(w, objs[k], 0, 0);
+                } else if (i < n && !w->un_done[i]) {
+                    w->un_done[i] = 1;
+                    unreached_write(w, objs[k], w->unreached[2 * i], w->unreached[2 * i + 1]);
                 }
+                (*jni)->PopLocalFrame(jni, NULL);
             }
             (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)stags);
         }
         (*jni)->PopLocalFrame(jni, NULL);
     }
@@ -1725,14 +1844,15 @@ static bool unreached_records(struct walk *w)
         if (o == NULL)
             w->lost++;
         else
-            unreached_write(w, o, i);
+            unreached_write(w, o, w->unreached[2 * i], w->unreached[2 * i + 1]);
         (*jni)->PopLocalFrame(jni, NULL);
     }
     if (w->lost > 0)
         log_info("heap dump: %zu unreachable objects were collected before they were read: "
                  "no record", w->lost);
-    log_info("heap dump: %zu objects the walk did not reach (of %zu it reached): found in "
-             "%.0f ms, written in %.0f ms", n, w->vis_n, (t1 - t0) * 1e3, (now_s() - t1) * 1e3);
+    log_info("heap dump: %zu objects read with JNI (not reached by the walk, or of a class it "
+             "did not know; %zu reached): found in %.0f ms, read in %.0f ms", n, w->vis_n,
+             (t1 - t0) * 1e3, (now_s() - t1) * 1e3);
     return true;
 }
 
@@ -1858,7 +1978,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     }
     if (ok)
         prim_records(&w);
-    if (ok && single == NULL && level > JVMPI_DUMP_LEVEL_0)
+    if (ok && single == NULL)
         ok = unreached_records(&w); /* before the threads run again (see above) */
     ok = ok && !w.failed; /* out of memory in a callback (array lengths, element copies) */
     world_resume(&ts);
@@ -1900,6 +2020,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
             check_dump(&w, out.p, out.len, single ? 2 : level, what);
         /* Definition before use, after the other threads run again (an agent's handler may
          * wait for one of them) and before the dump names the objects. */
+        apply_fixes(&w);
         memory_announce_tags(jni, w.fresh, w.nfresh / 3);
         if (w.fresh_oom)
             log_warn("%s: out of memory: some objects the dump names have no OBJECT_ALLOC", what);
