@@ -3,10 +3,12 @@
  * JVMPI functions carry no context, yet several agents may run at once, each with its own
  * event mask, TLS and NotifyEvent. So each slot gets its own set of functions with the
  * exact JVMPI signatures; each one counts the call (for the migration report), applies the
- * shutdown rule (lifecycle_call_allowed) and hands its instance to the shared
- * implementation jvmpi_<Name>() in the module that owns that area.
+ * shutdown rule (lifecycle_call_allowed), records the call and its result (record=) and
+ * hands its instance to the shared implementation jvmpi_<Name>() in the module that owns
+ * that area.
  */
 #include "core/api.h"
+#include "events/record.h"
 #include "events/report.h"
 #include "face/face.h"
 
@@ -34,7 +36,9 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         if (!enter_call(inst, FN_##name))                                                      \
             return REFUSED(ret);                                                                   \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        RECORD_CALL(S, name, args);                                                            \
         ret r_ = jvmpi_##name args;                                                            \
+        RECORD_RET_X(S, name, r_, args);                                                       \
         report_fn_end(rs_, S, FN_##name);                                                      \
         return r_;                                                                             \
     }
@@ -45,7 +49,9 @@ static inline bool enter_call(struct instance *inst, enum jvmpi_fn fn)
         if (!enter_call(inst, FN_##name))                                                      \
             return;                                                                            \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        RECORD_CALL(S, name, args);                                                            \
         jvmpi_##name args;                                                                     \
+        RECORD_RET_V(S, name, args);                                                           \
         report_fn_end(rs_, S, FN_##name);                                                      \
     }
 
@@ -86,4 +92,5 @@ static const JVMPI_Interface *const slot_tables[SHIM_MAX_INSTANCES] = {
 void interface_init(struct instance *inst)
 {
     inst->iface = *slot_tables[inst->slot];
+    record_open(inst);
 }
