@@ -5,6 +5,7 @@
 #                        those in tests/it/modes.list also under -Xint and -Xcomp -XX:TieredStopAtLevel=1
 #   make check-modes     every integration test on every JDK found under all three VM modes
 #   make demo            a bundled legacy agent profiles a sample app through the shim
+#   make bench           the benchmark harness (bench/run.sh); bench-record: what record= costs
 #   make fuzz            the libFuzzer targets in fuzz/, FUZZ_SECONDS (600) each; fuzz-smoke: 20 s each
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #
@@ -73,7 +74,7 @@ FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
-.PHONY: all check check-modes unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
+.PHONY: all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc
 all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
 
 $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
@@ -142,6 +143,10 @@ demo: all
 
 bench: all
 	@bench/run.sh
+
+# What record= costs: the same method-event run with and without it, side by side.
+bench-record: all
+	@bench/record.sh
 
 install: $(B)/libjvmpishim.so $(B)/jvmpitrace
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \

@@ -378,12 +378,22 @@ int main(int argc, char **argv)
     ev(&a, &e, NULL);
     rec_put_head(&b2.e, REC_LOST, seq++);
     rec_put_u(&b2.e, 3);
+    rec_put_u(&b2.e, seq - 5);
     simple(&b2, JVMPI_EVENT_THREAD_END, 0x2000);
     flush(&f, &b2);
     simple(&a, JVMPI_EVENT_JVM_SHUT_DOWN, 0x1000);
     rec_put_head(&a.e, REC_EVENT_DONE, seq++);
     rec_put_i(&a.e, JVMPI_EVENT_JVM_SHUT_DOWN);
     flush(&f, &a);
+    /* The writer's own stream: a thread that ended while dropping records. */
+    static struct thr w;
+    thr_init(&w, REC_WRITER_STREAM, 0);
+    rec_put_head(&w.e, REC_DROPPED, seq++);
+    rec_put_t(&w.e, ENV(0x2000));
+    rec_put_u(&w.e, 2);
+    rec_put_u(&w.e, 12);
+    rec_put_u(&w.e, seq - 3);
+    flush(&f, &w);
     size_t no_end = f.n;
     const char *end = "ended JVM_SHUT_DOWN\nnormal yes\nrecords 80\nlost 3\n";
     block(&f, REC_BLOCK_END, end, strlen(end), NULL, 0);

@@ -106,10 +106,11 @@ static const struct rec_type_desc own[] = {
     {REC_METHOD_NAME, "METHOD_NAME", "method:m class_name:s name:s signature:s"},
     {REC_CLASS_NAME, "CLASS_NAME", "class:o name:s"},
     {REC_THREAD_NAME, "THREAD_NAME", "thread:t name:s group_name:s"},
-    {REC_LOST, "LOST", "count:u"},
+    {REC_LOST, "LOST", "count:u after_seq:u"},
     {REC_HOOK_RESULT, "HOOK_RESULT", "new_length:i same:u digest:u"},
     {REC_THREAD_ENV, "THREAD_ENV", "thread:t"},
     {REC_EVENT_DONE, "EVENT_DONE", "event_type:i"},
+    {REC_DROPPED, "DROPPED", "thread:t stream:u count:u after_seq:u"},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -35,6 +35,8 @@ enum rec_block_kind { REC_BLOCK_HEADER = 'H', REC_BLOCK_CHUNK = 'C', REC_BLOCK_E
  * RequestEvent; a JVMPI function call is REC_CALL + its table index (core/api.h) when it
  * begins, REC_RET + that index when it returns; then the recorder's own records. */
 #define REC_REQUESTED 64
+/* Stream 0 is the writer's own (DROPPED records at the end). */
+#define REC_WRITER_STREAM 0
 #define REC_CALL 128
 #define REC_RET 160
 enum rec_own_code {
@@ -45,6 +47,7 @@ enum rec_own_code {
     REC_HOOK_RESULT,        /* what the agent's CLASS_LOAD_HOOK handler returned */
     REC_THREAD_ENV,         /* this stream's thread has a (new) JNIEnv from here on */
     REC_EVENT_DONE,         /* the agent's JVM_SHUT_DOWN handler returned */
+    REC_DROPPED,            /* the writer's: records a thread dropped that no LOST told */
     REC_CODE_LIMIT = 256
 };
 

@@ -22,7 +22,8 @@
  *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
- *      layout_lock (heapdump.c: class layouts kept between dumps):
+ *      layout_lock (heapdump.c: class layouts kept between dumps), names_lock
+ *      (events/record.c: per recording, the ids named and the class table of dump summaries):
  *      leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls

@@ -14,7 +14,9 @@
  * Memory is bounded: buffers come from a budget (64 MB, JVMPISHIM_RECORD_BUFFER_MB). When a
  * slow or blocked disk lets the queue fill the budget, a thread that needs a buffer finds
  * none: it drops its records and counts them, and its next record that fits is preceded by
- * a LOST record with the count (the end block has the total). The program never waits for
+ * a LOST record with the count and where the gap begins; what no later record of the thread
+ * can tell (it ended, or the run did, while it was dropping) the writer writes at the end as
+ * DROPPED records of its own, and the end block has the total. The program never waits for
  * the disk. At exit (atexit) the writer writes what is left and the end block, which says
  * how the run ended; a run that is killed or crashes leaves no end block, and the file is
  * valid up to its last whole chunk.
@@ -78,6 +80,7 @@ struct rslot {
     uint64_t gen;                   /* of the last buffer begun */
     void *env;                      /* the JNIEnv this stream last said it runs as */
     uint64_t lost;                  /* dropped since the last record that fitted */
+    uint64_t lost_after;            /* the sequence number before the first of them */
     uint64_t nrec, nlost;           /* totals, for the end block */
     uintptr_t mcache[MCACHE];       /* method ids this thread knows were named */
     uintptr_t ccache[CCACHE];       /* class ids likewise */
@@ -182,11 +185,36 @@ static void queue_push(struct rbuf *b)
         sem_post(&wake);
 }
 
+/* Losses no LOST record told (the thread ended, or the run did, while it was dropping):
+ * the writer writes them as DROPPED records in its own stream at the end. */
+struct dropped {
+    struct dropped *next;
+    int slot;
+    void *env;
+    uint64_t stream, count, after;
+};
+static _Atomic(struct dropped *) dropped_list;
+
+static void note_dropped(int slot, struct rslot *ss)
+{
+    struct dropped *d = malloc(sizeof *d);
+    if (d == NULL)
+        return; /* the end block's total still counts them */
+    *d = (struct dropped){.slot = slot, .env = ss->env, .stream = ss->stream_id, .count = ss->lost,
+                          .after = ss->lost_after};
+    struct dropped *head = atomic_load(&dropped_list);
+    do
+        d->next = head;
+    while (!atomic_compare_exchange_weak(&dropped_list, &head, d));
+}
+
 static void rs_release(void *p)
 {
     struct rstream *rs = p;
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++) {
         struct rslot *ss = &rs->s[s];
+        if (ss->lost > 0)
+            note_dropped(s, ss);
         struct rbuf *b = atomic_exchange(&ss->cur, NULL);
         if (b != NULL)
             queue_push(b);
@@ -281,7 +309,8 @@ static __attribute__((noinline)) struct rslot *rec_begin_slow(int slot, int code
     if (b == NULL || b->big || b->cap - (size_t)(ss->enc.p - b->data) < need) {
         b = swap_buf(rs, ss, slot, need);
         if (b == NULL) {
-            ss->lost++;
+            if (ss->lost++ == 0) /* where the gap begins: no record after this one is sure */
+                ss->lost_after = atomic_load_explicit(&next_seq, memory_order_relaxed) - 1;
             ss->nlost++;
             return NULL;
         }
@@ -289,6 +318,7 @@ static __attribute__((noinline)) struct rslot *rec_begin_slow(int slot, int code
     if (ss->lost > 0) {
         rec_put_head(&ss->enc, REC_LOST, atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed));
         rec_put_u(&ss->enc, ss->lost);
+        rec_put_u(&ss->enc, ss->lost_after);
         ss->lost = 0;
     }
     rec_put_head(&ss->enc, code, atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed));
@@ -370,7 +400,8 @@ static bool first_use(int slot, struct idset *set, uint64_t id)
     return fresh;
 }
 
-/* "Ljava/lang/String;" -> "java.lang.String", "[I" stays: CLASS_LOAD's external names. */
+/* "Ljava/lang/String;" -> "java.lang.String", "[Ljava/lang/String;" -> "[Ljava.lang.String;"
+ * (Class.getName()'s form, which CLASS_LOAD's names have too). */
 static void external_name(char *sig)
 {
     size_t n = strlen(sig);
@@ -378,10 +409,9 @@ static void external_name(char *sig)
         memmove(sig, sig + 1, n - 2);
         sig[n - 2] = '\0';
     }
-    if (sig[0] != '[')
-        for (char *p = sig; *p; p++)
-            if (*p == '/')
-                *p = '.';
+    for (char *p = sig; *p; p++)
+        if (*p == '/')
+            *p = '.';
 }
 
 static void dealloc(void *p)
@@ -1133,7 +1163,7 @@ static void write_block(struct recfile *f, int kind, const void *a, size_t alen,
 /* Bytes [from, to) of a buffer, as one chunk: stream, buffer generation, offset in the
  * buffer (a later chunk of the same buffer goes on from the decoder's state), the thread's
  * JNIEnv at the buffer's start, its OS thread id. */
-static void write_chunk(struct rbuf *b, size_t from, size_t to)
+static void write_chunk_at(struct rbuf *b, size_t from, const unsigned char *data, size_t n)
 {
     struct recfile *f = &files[b->slot];
     unsigned char ch[5 * REC_VARINT_MAX];
@@ -1143,7 +1173,18 @@ static void write_chunk(struct rbuf *b, size_t from, size_t to)
     rec_put_u(&e, from);
     rec_put_u(&e, (uint64_t)(uintptr_t)b->env);
     rec_put_u(&e, b->tid);
-    write_block(f, REC_BLOCK_CHUNK, ch, (size_t)(e.p - ch), b->data + from, to - from);
+    write_block(f, REC_BLOCK_CHUNK, ch, (size_t)(e.p - ch), data, n);
+}
+
+static void write_chunk(struct rbuf *b, size_t from, size_t to)
+{
+    write_chunk_at(b, from, b->data + from, to - from);
+}
+
+/* A chunk of records that is a whole buffer of its own (the writer's stream). */
+static void write_chunk_from(struct rbuf *b, const unsigned char *data, size_t n)
+{
+    write_chunk_at(b, 0, data, n);
 }
 
 /* A buffer handed over: its unwritten part, then back to its thread as the spare, or freed. */
@@ -1258,6 +1299,43 @@ static void write_header(int slot)
     free(h);
 }
 
+/* The writer's own stream: the losses no thread could record, as DROPPED records. */
+static void write_dropped(void)
+{
+    for (struct rstream *rs = atomic_load(&streams); rs != NULL; rs = rs->next)
+        for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
+            if (atomic_load(&rs->owned) && rs->s[s].stream_id != 0 && rs->s[s].lost > 0) {
+                note_dropped(s, &rs->s[s]);
+                rs->s[s].lost = 0;
+            }
+    static uint64_t gen;
+    for (int s = 0; s < SHIM_MAX_INSTANCES; s++) {
+        struct recfile *f = &files[s];
+        if (f->path == NULL || f->fd < 0)
+            continue;
+        unsigned char buf[16384];
+        struct rec_enc e = {.p = buf};
+        for (struct dropped *d = atomic_load(&dropped_list); d != NULL; d = d->next) {
+            if (d->slot != s)
+                continue;
+            if ((size_t)(e.p - buf) > sizeof buf - 8 * REC_VARINT_MAX) {
+                struct rbuf b = {.slot = s, .stream_id = REC_WRITER_STREAM, .gen = ++gen};
+                write_chunk_from(&b, buf, (size_t)(e.p - buf));
+                e = (struct rec_enc){.p = buf};
+            }
+            rec_put_head(&e, REC_DROPPED, atomic_fetch_add(&next_seq, 1));
+            rec_put_t(&e, d->env);
+            rec_put_u(&e, d->stream);
+            rec_put_u(&e, d->count);
+            rec_put_u(&e, d->after);
+        }
+        if (e.p > buf) {
+            struct rbuf b = {.slot = s, .stream_id = REC_WRITER_STREAM, .gen = ++gen};
+            write_chunk_from(&b, buf, (size_t)(e.p - buf));
+        }
+    }
+}
+
 static const char *how_it_ended(bool *normal)
 {
     static char how[96];
@@ -1362,6 +1440,7 @@ static void *writer_main(void *arg)
     }
     drain_queue();
     scan_streams();
+    write_dropped();
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
         if (files[s].path != NULL && files[s].fd >= 0) {
             write_end(s);

@@ -38,11 +38,12 @@
  *                     RAW_MONITOR_CONTENDED_ENTERED name the object or monitor of its ENTER or
  *                     WAIT before
  *   null-id           OBJECT_ALLOC, CLASS_LOAD and THREAD_START never carry a NULL id
- * Definitions are complete only for the defining events the agent enabled in JVM_OnLoad
- * (before the start-up replay) and kept on: the rules that need them are skipped otherwise,
- * and the summary says so. Uses before JVM_INIT_DONE are judged at JVM_INIT_DONE (HotSpot's
- * replay announced objects before their classes). After records were lost (LOST), the
- * definition rules are no longer judged. Each violation names its record (sequence number,
+ * Definitions are complete only for the defining events the agent enabled before
+ * JVM_INIT_DONE (in JVM_OnLoad, so that the start-up replay told what exists) and kept on:
+ * the rules that need them are skipped otherwise, and the summary says so. Uses before
+ * JVM_INIT_DONE are judged at JVM_INIT_DONE (HotSpot's replay announced objects before their
+ * classes). After records were lost (LOST, DROPPED), the definition rules are no longer
+ * judged from where the first gap began. Each violation names its record (sequence number,
  * thread, fields) and the records it conflicts with.
  */
 #include "core/dumpcheck.h"
@@ -63,7 +64,7 @@ static const char *const rule_names[NRULES] = {
 
 enum note {
     N_REQUESTED_OBJ, N_OWN_THREAD_OBJ, N_AFTER_END, N_LATE, N_PRE_DEPTH, N_UNVERIFIABLE,
-    N_DUMP_NOCLASS, N_STARTUP_RESOLVED, N_GC_OVERLAP, NNOTES
+    N_DUMP_NOCLASS, N_STARTUP_RESOLVED, N_GC_OVERLAP, N_DUMP_FREE, NNOTES
 };
 static const char *const note_names[NNOTES] = {
     "object ids first named by an event and then requested by the agent (RequestEvent)",
@@ -75,6 +76,7 @@ static const char *const note_names[NNOTES] = {
     "dumps not decoded: a class they name has no CLASS_LOAD in the recording",
     "ids used during the start-up replay and defined by JVM_INIT_DONE",
     "events of other threads between GC_START and GC_FINISH (not GC-locked, or the shim's gate let them pass)",
+    "frees of ids a dump may have handed out in a field or static value (not followed: not judged)",
 };
 
 /* Object flags. */
@@ -131,7 +133,7 @@ struct ck {
     struct tr_map threads, objs, freed, classes, methods, later, startup;
     struct sst *ss;
     uint64_t violations[NRULES], notes[NNOTES];
-    bool on[64], complete[64], seen_event, init_done, lost_any, methods_broken;
+    bool on[64], complete[64], init_done, methods_broken;
     int gen[64];
     bool in_gc;
     uint64_t gc_seq;
@@ -139,8 +141,16 @@ struct ck {
     uint64_t shut_seq, init_seq;
     size_t shut_stream;
     bool shut, shut_done;
+    bool dump_values;           /* a dump handed out ids in values not followed */
     char line[4096];
 };
+
+/* Records were dropped (LOST, DROPPED) from some point on: a definition may be missing
+ * from then on, so the rules that need one are not judged after it. */
+static bool lossy(const struct ck *c, const struct tr_rec *r)
+{
+    return r != NULL && r->seq > c->names.lost_from;
+}
 
 static void violation(struct ck *c, enum rule rule, const struct tr_rec *r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -275,7 +285,7 @@ static void use_object(struct ck *c, const struct tr_rec *r, uint64_t id, int ty
         set_oflags(c, id, fl | O_HANDED);
         return;
     }
-    if (c->lost_any) {
+    if (lossy(c, r)) {
         c->notes[N_UNVERIFIABLE]++;
         return;
     }
@@ -306,6 +316,10 @@ static void settle_pending(struct ck *c, size_t stream)
             c->notes[N_REQUESTED_OBJ]++;
             continue;
         }
+        if (p->seq > c->names.lost_from) {
+            c->notes[N_UNVERIFIABLE]++;
+            continue;
+        }
         uint64_t freed = (uint64_t)(uintptr_t)tr_map_get(&c->freed, p->id);
         if (freed != 0)
             violation(c, R_OBJECT, NULL, "#%llu %s: %s obj@%#llx was freed by OBJECT_FREE #%llu "
@@ -323,7 +337,7 @@ static void use_class(struct ck *c, const struct tr_rec *r, uint64_t id, const c
 {
     if (id == 0 || !c->complete[JVMPI_EVENT_CLASS_LOAD] || class_loaded(c, id))
         return;
-    if (c->lost_any) {
+    if (lossy(c, r)) {
         c->notes[N_UNVERIFIABLE]++;
         return;
     }
@@ -345,7 +359,7 @@ static void use_method(struct ck *c, const struct tr_rec *r, uint64_t m, bool ma
         return;
     uint64_t cid = (uint64_t)(uintptr_t)tr_map_get(&c->methods, m);
     if (cid == 0) {
-        if (c->lost_any) {
+        if (lossy(c, r)) {
             c->notes[N_UNVERIFIABLE]++;
             return;
         }
@@ -386,7 +400,7 @@ static struct thr *event_thread(struct ck *c, const struct tr_rec *r, int t)
                   tname(c, env), (unsigned long long)th->end_seq);
         return NULL;
     }
-    if (c->lost_any) {
+    if (lossy(c, r)) {
         c->notes[N_UNVERIFIABLE]++;
         return NULL;
     }
@@ -400,6 +414,7 @@ struct dumpctx {
     struct ck *c;
     bool missing;
     uint64_t missing_id;
+    bool values;                /* a record holds ids in field or static values */
 };
 
 static bool dump_lookup(void *ctx, uint64_t id, struct dump_class_info *out)
@@ -417,14 +432,29 @@ static bool dump_lookup(void *ctx, uint64_t id, struct dump_class_info *out)
     return true;
 }
 
+static void handed(struct ck *c, uint64_t id)
+{
+    if (id != 0 && !defined(c, id))
+        set_oflags(c, id, oflags(c, id) | O_HANDED);
+}
+
 static void dump_record(void *ctx, const struct dump_record *dr)
 {
     struct dumpctx *d = ctx;
-    /* Objects a dump names are handed out: their frees are due. */
-    if (dr->id != 0 && (dr->type == JVMPI_GC_INSTANCE_DUMP || dr->type == JVMPI_GC_OBJ_ARRAY_DUMP ||
-                        dr->type == JVMPI_GC_PRIM_ARRAY_DUMP || dr->type < 0x20))
-        if (!defined(d->c, dr->id))
-            set_oflags(d->c, dr->id, oflags(d->c, dr->id) | O_HANDED);
+    /* Objects a dump names are handed out: their frees are due. The elements of an object
+     * array are read; ids in instance fields and statics are not followed (their types
+     * come from class chains the dump may not hold), which the free rule then allows for. */
+    if (dr->type == JVMPI_GC_INSTANCE_DUMP || dr->type == JVMPI_GC_OBJ_ARRAY_DUMP ||
+        dr->type == JVMPI_GC_PRIM_ARRAY_DUMP || dr->type < 0x20)
+        handed(d->c, dr->id);
+    if (dr->type == JVMPI_GC_OBJ_ARRAY_DUMP)
+        for (size_t i = 0; i + 8 <= dr->data_len; i += 8) {
+            uint64_t e;
+            memcpy(&e, dr->data + i, 8);
+            handed(d->c, e);
+        }
+    if ((dr->type == JVMPI_GC_INSTANCE_DUMP || dr->type == JVMPI_GC_CLASS_DUMP) && dr->data_len > 0)
+        d->values = true;
 }
 
 static void check_dump(struct ck *c, const struct tr_rec *r, int t)
@@ -447,7 +477,7 @@ static void check_dump(struct ck *c, const struct tr_rec *r, int t)
                   "length or digest", ename(t), r->offset);
         return;
     }
-    struct dumpctx d = {c, false, 0};
+    struct dumpctx d = {c, false, 0, false};
     size_t bad = 0;
     char msg[256] = "";
     int rc;
@@ -456,10 +486,12 @@ static void check_dump(struct ck *c, const struct tr_rec *r, int t)
     else
         rc = dump_walk_heap(data->s, data->len, t == JVMPI_EVENT_HEAP_DUMP ? (int)tr_i(r, F_LEVEL) : 2,
                             dump_lookup, &d, dump_record, &d, &bad, msg, sizeof msg);
+    if (d.values || rc != 0) /* ids in values, or ids past where the walk stopped */
+        c->dump_values = true;
     if (rc == 0)
         return;
     if (d.missing) {
-        if (c->complete[JVMPI_EVENT_CLASS_LOAD] && !c->lost_any)
+        if (c->complete[JVMPI_EVENT_CLASS_LOAD] && !lossy(c, r))
             violation(c, R_DUMP, r, "%s: its CLASS_DUMP of class@%#llx (offset %zu) names a class "
                       "no CLASS_LOAD defined", ename(t), (unsigned long long)d.missing_id, bad);
         else
@@ -559,8 +591,10 @@ static void on_free(struct ck *c, const struct tr_rec *r)
     uint64_t fl = oflags(c, id);
     if (fl == 0) {
         uint64_t was = (uint64_t)(uintptr_t)tr_map_get(&c->freed, id);
-        if (c->lost_any)
+        if (lossy(c, r))
             c->notes[N_UNVERIFIABLE]++;
+        else if (was == 0 && c->dump_values)
+            c->notes[N_DUMP_FREE]++;
         else if (was != 0)
             violation(c, R_FREE, r, "obj@%#llx was freed already by #%llu", (unsigned long long)id,
                       (unsigned long long)was);
@@ -671,7 +705,6 @@ static void on_event(struct ck *c, const struct tr_rec *r)
     int t = tr_event_of(r->code);
     bool requested = tr_requested(r->code);
     struct sst *s = &c->ss[r->stream];
-    c->seen_event = true;
     /* After JVM_SHUT_DOWN, only its own handler's thread still hears of something (what
      * it requests), until the handler returns. */
     if (c->shut && (c->shut_done || r->stream != c->shut_stream))
@@ -766,7 +799,7 @@ static void on_event(struct ck *c, const struct tr_rec *r)
     case JVMPI_EVENT_CLASS_UNLOAD: {
         uint64_t id = tr_u(r, F_CLASS);
         struct cls *k = tr_map_get(&c->classes, id);
-        if ((k == NULL || !k->loaded) && c->complete[JVMPI_EVENT_CLASS_LOAD] && !c->lost_any)
+        if ((k == NULL || !k->loaded) && c->complete[JVMPI_EVENT_CLASS_LOAD] && !lossy(c, r))
             violation(c, R_CLASS, r, "CLASS_UNLOAD of %s, which is not loaded", cname(c, id));
         if (k != NULL) {
             k->loaded = false;
@@ -889,7 +922,8 @@ static void on_call(struct ck *c, const struct tr_rec *r)
         if (t >= 0 && t < 64 && fn == 0) {
             c->ss[si].enable_was_on = c->on[t];
             c->on[t] = true; /* events may come before the call returns */
-            if (!c->seen_event)
+            /* Enabled before JVM_INIT_DONE: the start-up replay tells what exists. */
+            if (!c->init_done)
                 c->complete[t] = true;
         }
     } else if (fn == 2) { /* RequestEvent */
@@ -962,19 +996,19 @@ static void on_own(struct ck *c, const struct tr_rec *r)
         c->shut_done = true;
         return;
     }
-    if (r->code != REC_LOST)
+    if (r->code != REC_LOST && r->code != REC_DROPPED)
         return;
-    c->lost_any = true;
-    struct thr *th = thread(c, tr_stream_env(c->f, r->stream));
+    uint64_t env = r->code == REC_LOST ? tr_stream_env(c->f, r->stream) : tr_u(r, F_THREAD);
+    struct thr *th = thread(c, env);
     if (th != NULL) { /* its nesting is unknown from here on */
         th->strict = false;
         th->lossy = true;
         th->depth = 0;
     }
-    fprintf(c->o->out, "note: %llu records of thread %s were lost before #%llu (the writer fell "
-            "behind): the definition rules are not judged after it\n",
-            (unsigned long long)tr_u(r, F_COUNT), tname(c, tr_stream_env(c->f, r->stream)),
-            (unsigned long long)r->seq);
+    fprintf(c->o->out, "note: %llu records of thread %s were lost after #%llu (the writer fell "
+            "behind)%s\n", (unsigned long long)tr_u(r, F_COUNT), tname(c, env),
+            (unsigned long long)tr_u(r, F_AFTER_SEQ),
+            r->code == REC_LOST ? "" : ", to the end of its recording");
 }
 
 static void free_state(struct ck *c)
@@ -1056,7 +1090,7 @@ int tr_check(struct tr_file *f, const struct check_opts *o)
         {JVMPI_EVENT_OBJECT_ALLOC, "object-defined"}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
         if (!c->complete[defs[i].t] && c->gen[defs[i].t] == 0)
-            fprintf(out, "not checked: %s (%s was not enabled in JVM_OnLoad)\n", defs[i].rules,
+            fprintf(out, "not checked: %s (%s was not enabled before JVM_INIT_DONE)\n", defs[i].rules,
                     ename(defs[i].t));
         else if (!c->complete[defs[i].t])
             fprintf(out, "checked until %s was disabled: %s\n", ename(defs[i].t), defs[i].rules);

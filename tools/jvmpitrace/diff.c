@@ -89,6 +89,7 @@ struct side {
     struct tr_map stream_thr;   /* stream + 1 -> thread index + 1 (0: ignored) */
     struct tr_map ignored;      /* stream + 1 -> 1 when its thread is left out */
     bool *in_ignored;           /* per stream: its last event was left out */
+    int *last_event;            /* per stream: the JVMPI number of its last event, or 0 */
     struct tr_map obj_class;    /* object id -> its class's name (an interned key) + 1 */
     struct keys *keys;
 };
@@ -212,26 +213,34 @@ static bool record_key(struct side *sd, const struct diff_opts *o, const struct 
     cat[0] = '\0';
     if (k == TK_OWN || o->ignore_event[code])
         return false;
+    /* A call is named with the event in whose handler it was made: the last one of its
+     * thread (agents call JVMPI from their handlers and from threads of their own). */
+    int le = sd->last_event != NULL ? sd->last_event[r->stream] : 0;
+    char in[80];
+    if (le > 0)
+        snprintf(in, sizeof in, " (in %s)", ev_name(le));
+    else
+        snprintf(in, sizeof in, " (before any event)");
     if (k == TK_RET) {
         int fn = tr_fn_of(code);
         if (fn > 2)
             return false; /* answers vary (CPU times, ids); those of Enable/Disable/Request count */
         int64_t res = tr_i(r, F_RESULT);
-        snprintf(key, len, "RET %s = %s", rec_fn_name(fn), res == 0 ? "SUCCESS" : res == -1 ? "FAIL" :
-                 res == 1 ? "NOT_AVAILABLE" : "other");
+        snprintf(key, len, "RET %s = %s%s", rec_fn_name(fn), res == 0 ? "SUCCESS" : res == -1 ? "FAIL" :
+                 res == 1 ? "NOT_AVAILABLE" : "other", in);
         snprintf(cat, catlen, "R");
         return true;
     }
     if (k == TK_CALL) {
         int fn = tr_fn_of(code);
         if (fn <= 2) {
-            snprintf(key, len, "CALL %s(%s)", rec_fn_name(fn), ev_name((int)tr_i(r, F_EVENT_TYPE)));
+            snprintf(key, len, "CALL %s(%s)%s", rec_fn_name(fn), ev_name((int)tr_i(r, F_EVENT_TYPE)), in);
         } else if (fn == 23) {
             const struct tr_method *m = tr_map_get(&sd->names.methods, tr_u(r, F_METHOD));
             cls = m != NULL ? m->cls : NULL;
-            snprintf(key, len, "CALL %s(%s)", rec_fn_name(fn), tr_method_name(&sd->names, tr_u(r, F_METHOD), b, sizeof b));
+            snprintf(key, len, "CALL %s(%s)%s", rec_fn_name(fn), tr_method_name(&sd->names, tr_u(r, F_METHOD), b, sizeof b), in);
         } else {
-            snprintf(key, len, "CALL %s", rec_fn_name(fn) ? rec_fn_name(fn) : tr_code_name(sd->f, code));
+            snprintf(key, len, "CALL %s%s", rec_fn_name(fn) ? rec_fn_name(fn) : tr_code_name(sd->f, code), in);
         }
         snprintf(cat, catlen, "F");
         hidden_name(key);
@@ -315,8 +324,8 @@ static bool record_key(struct side *sd, const struct diff_opts *o, const struct 
     return !class_ignored(o, cls);
 }
 
-/* A JDK thread: in the "system" group or one of the JDK's own (InnocuousThreadGroup), and
- * not one the agent made with CreateSystemThread. */
+/* A JDK thread, for its THREAD_START and THREAD_END: in the "system" group or one of the
+ * JDK's own (InnocuousThreadGroup), and not one the agent made with CreateSystemThread. */
 static bool thread_ignored(const struct side *sd, const struct diff_opts *o, const char *g, const char *name)
 {
     if (match_any(o->ignore_thread, o->n_ignore_thread, name))
@@ -347,10 +356,10 @@ static struct seqs *thread_of(struct side *sd, const struct diff_opts *o, size_t
         tr_stream_name(sd->f, &sd->names, stream, b, sizeof b);
     else
         snprintf(b, sizeof b, "(native thread)");
-    const char *grp = sd->names.stream_groups != NULL ? sd->names.stream_groups[stream] : NULL;
-    if (grp == NULL)
-        grp = tr_map_get(&sd->names.groups, env);
-    if (thread_ignored(sd, o, grp, b)) {
+    /* Only --ignore-thread leaves out what a thread delivers: under --ignore-jdk, the JDK's
+     * threads also deliver the program's events (its compilations, on a service thread; its
+     * finalizers), and what they deliver of the JDK's own is left out by class. */
+    if (match_any(o->ignore_thread, o->n_ignore_thread, b)) {
         tr_map_put(&sd->ignored, stream + 1, (void *)1);
         *ignored = true;
         return NULL;
@@ -395,14 +404,51 @@ static void append(struct seqs *s, uint32_t key, uint64_t seq)
     s->n++;
 }
 
+struct kseq {
+    uint32_t key;
+    uint64_t seq;
+};
+
+static int cmp_kseq(const void *a, const void *b)
+{
+    const struct kseq *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* The frees of one collection come in no particular order (JVMTI reports them as it finds
+ * them): each run of OBJECT_FREE in a thread's stream is put in one order, the same on both
+ * sides (the keys' order in the shared table), before the streams are compared. */
+static void sort_free_runs(const struct keys *t, struct seqs *s)
+{
+    size_t i = 0;
+    while (i < s->n) {
+        size_t j = i;
+        while (j < s->n && strncmp(t->k[s->key[j]].s, "OBJECT_FREE ", 12) == 0)
+            j++;
+        struct kseq *run = j - i > 1 ? malloc((j - i) * sizeof *run) : NULL;
+        if (run != NULL) {
+            for (size_t k = i; k < j; k++)
+                run[k - i] = (struct kseq){s->key[k], s->seq[k]};
+            qsort(run, j - i, sizeof *run, cmp_kseq);
+            for (size_t k = i; k < j; k++) {
+                s->key[k] = run[k - i].key;
+                s->seq[k] = run[k - i].seq;
+            }
+            free(run);
+        }
+        i = j > i ? j : i + 1;
+    }
+}
+
 static void load(struct side *sd, int side, struct keys *t, const struct diff_opts *o)
 {
     tr_names_load(sd->f, &sd->names);
     sd->in_ignored = calloc(sd->f->nstreams ? sd->f->nstreams : 1, sizeof *sd->in_ignored);
+    sd->last_event = calloc(sd->f->nstreams ? sd->f->nstreams : 1, sizeof *sd->last_event);
     struct tr_iter *it = tr_iter_new(sd->f);
     struct tr_rec r;
     char key[1024], cat[4], ck[1100];
-    while (it != NULL && sd->in_ignored != NULL && tr_next(it, &r)) {
+    while (it != NULL && sd->in_ignored != NULL && sd->last_event != NULL && tr_next(it, &r)) {
         enum tr_kind kind = tr_kind_of(r.code);
         /* A call goes with the event in whose handler it was made (the last of its thread):
          * the calls of an agent's handler for a JDK class's event are the JDK's too. */
@@ -427,8 +473,10 @@ static void load(struct side *sd, int side, struct keys *t, const struct diff_op
         }
         bool ignored = false;
         struct seqs *th = keep ? thread_of(sd, o, r.stream, &ignored) : NULL;
-        if (kind == TK_EVENT)
+        if (kind == TK_EVENT && !tr_requested(r.code)) { /* a requested one nests in a handler */
             sd->in_ignored[r.stream] = !keep || ignored;
+            sd->last_event[r.stream] = tr_event_of(r.code);
+        }
         if (!keep || ignored)
             continue;
         /* Totals per event kind or function, then the named key in its section. */
@@ -448,6 +496,8 @@ static void load(struct side *sd, int side, struct keys *t, const struct diff_op
             append(th, (uint32_t)ki, r.seq);
     }
     tr_iter_free(it);
+    for (size_t i = 0; i < sd->nthr; i++)
+        sort_free_runs(t, &sd->thr[i]);
 }
 
 static const struct {
@@ -464,6 +514,42 @@ static const struct {
     {'I', "instructions (INSTRUCTION_START)"},
     {'T', "threads (THREAD_START, THREAD_END)"},
 };
+
+/* The JVMPI event a key is about: its own, or the one in whose handler a call was made. */
+static void key_event(const char *key, char *out, size_t len)
+{
+    const char *in = NULL;
+    if ((strncmp(key, "CALL ", 5) == 0 || strncmp(key, "RET ", 4) == 0) && (in = strstr(key, "(in ")) != NULL) {
+        snprintf(out, len, "%.*s", (int)strcspn(in + 4, ")"), in + 4);
+        return;
+    }
+    if (strncmp(key, "CALL ", 5) == 0 || strncmp(key, "RET ", 4) == 0) {
+        snprintf(out, len, "calls before any event");
+        return;
+    }
+    size_t n = strcspn(key, " +");
+    snprintf(out, len, "%.*s", (int)n, key);
+}
+
+/* A thread present on one side only: how many records, and of which events. */
+static void only_thread(FILE *out, const struct keys *t, const struct seqs *x, char side)
+{
+    fprintf(out, "  thread \"%s\": only in %c (%zu records of", x->name, side, x->n);
+    char seen[16][64];
+    int ns = 0;
+    for (size_t i = 0; i < x->n && ns < 16; i++) {
+        char e[64];
+        key_event(t->k[x->key[i]].s, e, sizeof e);
+        int j;
+        for (j = 0; j < ns && strcmp(seen[j], e) != 0; j++)
+            ;
+        if (j == ns) {
+            snprintf(seen[ns++], sizeof seen[0], "%s", e);
+            fprintf(out, "%s %s", ns > 1 ? "," : "", e);
+        }
+    }
+    fprintf(out, ")\n");
+}
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -539,7 +625,7 @@ int tr_diff(struct tr_file *a, struct tr_file *b, const struct diff_opts *o)
                 if (!header)
                     fprintf(out, "threads, record by record:\n");
                 header = true;
-                fprintf(out, "  thread \"%s\": only in A (%zu records)\n", x->name, x->n);
+                only_thread(out, &t, x, 'A');
                 ndiff++;
                 continue;
             }
@@ -574,7 +660,7 @@ int tr_diff(struct tr_file *a, struct tr_file *b, const struct diff_opts *o)
             if (!header)
                 fprintf(out, "threads, record by record:\n");
             header = true;
-            fprintf(out, "  thread \"%s\": only in B (%zu records)\n", sd[1].thr[j].name, sd[1].thr[j].n);
+            only_thread(out, &t, &sd[1].thr[j], 'B');
             ndiff++;
         }
     }
@@ -593,6 +679,7 @@ int tr_diff(struct tr_file *a, struct tr_file *b, const struct diff_opts *o)
         tr_map_free(&sd[s].stream_thr, false);
         tr_map_free(&sd[s].ignored, false);
         free(sd[s].in_ignored);
+        free(sd[s].last_event);
         tr_map_free(&sd[s].obj_class, false);
         tr_names_free(&sd[s].names);
     }

@@ -237,7 +237,7 @@ static int cmd_stats(int argc, char **argv)
             const struct tr_val *v = tr_get(&r, F_FRAMES);
             if (v != NULL)
                 x->items += v->n;
-        } else if (code == 195) {
+        } else if (code == 195 || code == 199) { /* LOST, DROPPED */
             lost += tr_u(&r, F_COUNT);
         }
     }
@@ -275,8 +275,12 @@ static int cmd_stats(int argc, char **argv)
     for (int code = 192; code < 256; code++)
         if (c[code].n > 0)
             printf("%s %llu (recorder)\n", tr_code_name(f, code), (unsigned long long)c[code].n);
-    printf("records %llu seq %llu..%llu threads %zu lost %llu\n", (unsigned long long)total,
+    printf("records %llu seq %llu..%llu threads %zu lost %llu", (unsigned long long)total,
            (unsigned long long)first, (unsigned long long)last, f->nstreams, (unsigned long long)lost);
+    const char *el = tr_endval(f, "lost");
+    if (el != NULL && strcmp(el, "0") != 0)
+        printf(" (dropped in all: %s, the end block says)", el);
+    putchar('\n');
     if (f->has_end)
         printf("ended %s (normal: %s)\n", tr_endval(f, "ended") ? tr_endval(f, "ended") : "?",
                tr_endval(f, "normal") ? tr_endval(f, "normal") : "?");

@@ -178,6 +178,7 @@ void tr_names_load(struct tr_file *f, struct tr_names *n)
 {
     memset(n, 0, sizeof *n);
     n->nstreams = f->nstreams;
+    n->lost_from = UINT64_MAX;
     n->stream_names = calloc(f->nstreams ? f->nstreams : 1, sizeof *n->stream_names);
     n->stream_groups = calloc(f->nstreams ? f->nstreams : 1, sizeof *n->stream_groups);
     if (n->stream_names == NULL || n->stream_groups == NULL) {
@@ -204,6 +205,12 @@ void tr_names_load(struct tr_file *f, struct tr_names *n)
             put_thread(n, tr_u(&r, F_THREAD), r.seq, tr_get(&r, F_NAME), false);
             if (tr_map_get(&n->groups, tr_u(&r, F_THREAD)) == NULL)
                 put_string(&n->groups, tr_u(&r, F_THREAD), tr_get(&r, F_GROUP_NAME));
+        } else if (code == 195 || code == 199) { /* LOST, DROPPED */
+            n->lost += tr_u(&r, F_COUNT);
+            if (tr_get(&r, F_AFTER_SEQ) != NULL && tr_u(&r, F_AFTER_SEQ) < n->lost_from)
+                n->lost_from = tr_u(&r, F_AFTER_SEQ);
+            else if (tr_get(&r, F_AFTER_SEQ) == NULL && r.seq < n->lost_from)
+                n->lost_from = r.seq;
         } else if (code == 197) { /* THREAD_ENV */
             if (tr_u(&r, F_THREAD) != 0)
                 f->streams[r.stream].env = tr_u(&r, F_THREAD);

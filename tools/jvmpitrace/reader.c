@@ -39,6 +39,7 @@ const char *const fk_names[NFK] = {
     [F_RECORD_TYPE] = "record_type", [F_ARG] = "arg", [F_DEPTH] = "depth",
     [F_CLASS_DATA] = "class_data", [F_NEW_LENGTH] = "new_length", [F_SAME] = "same",
     [F_START_LINE] = "start_line", [F_END_LINE] = "end_line", [F_REF] = "ref",
+    [F_AFTER_SEQ] = "after_seq", [F_STREAM] = "stream",
 };
 
 void tr_damage(struct tr_file *f, size_t off, const char *fmt, ...)

@@ -24,7 +24,7 @@ enum fk {
     F_NUM_FRAMES, F_COUNT, F_THREADS, F_RESULTS, F_MONITOR, F_CODE, F_NEW_OBJECT,
     F_TIMEOUT, F_USED_OBJECTS, F_TOTAL_SPACE, F_LINES, F_CODE_SIZE, F_CODE_ADDR, F_STATUS,
     F_LINE, F_RECORD_TYPE, F_ARG, F_DEPTH, F_CLASS_DATA, F_NEW_LENGTH, F_SAME, F_START_LINE,
-    F_END_LINE, F_REF, NFK
+    F_END_LINE, F_REF, F_AFTER_SEQ, F_STREAM, NFK
 };
 extern const char *const fk_names[NFK];
 
@@ -185,6 +185,9 @@ struct tr_names {
     struct tr_map creates;      /* names of CreateSystemThread threads -> (void *)1 by hash */
     char **stream_names;        /* per stream: the name its thread had when it began */
     char **stream_groups;       /* and its thread group's */
+    uint64_t lost_from;         /* records may be missing after this sequence number (LOST,
+                                   DROPPED); UINT64_MAX when none were lost */
+    uint64_t lost;              /* how many, by those records */
     size_t nstreams;
 };
 /* Read the whole file once for its names. */
