@@ -76,12 +76,13 @@ struct rslot {
     _Atomic(struct rbuf *) cur;     /* being filled; read by the writer for partial writes */
     _Atomic(struct rbuf *) spare;   /* given back by the writer */
     struct rec_enc enc;
-    uint64_t stream_id;             /* 0: nothing recorded yet since the thread claimed it */
+    /* Written by the owning thread only; the writer reads them at the end (relaxed). */
+    _Atomic uint64_t stream_id;     /* 0: nothing recorded yet since the thread claimed it */
     uint64_t gen;                   /* of the last buffer begun */
-    void *env;                      /* the JNIEnv this stream last said it runs as */
-    uint64_t lost;                  /* dropped since the last record that fitted */
-    uint64_t lost_after;            /* the sequence number before the first of them */
-    uint64_t nrec, nlost;           /* totals, for the end block */
+    void *_Atomic env;              /* the JNIEnv this stream last said it runs as */
+    _Atomic uint64_t lost;          /* dropped since the last record that fitted */
+    _Atomic uint64_t lost_after;    /* the sequence number before the first of them */
+    _Atomic uint64_t nrec, nlost;   /* totals, for the end block */
     uintptr_t mcache[MCACHE];       /* method ids this thread knows were named */
     uintptr_t ccache[CCACHE];       /* class ids likewise */
     /* Writer only, on a line of its own. */
@@ -128,6 +129,7 @@ static struct recfile {
     char *path;
     int fd;
     _Atomic uint64_t bytes;
+    _Atomic uint64_t nstreams;  /* threads that recorded for this file */
     pthread_mutex_t names_lock; /* leaf: the sets and the class table */
     struct idset methods, classes;
     struct cinfo *cinfo;
@@ -145,6 +147,11 @@ void record_set_class_ref(jclass (*class_ref)(JNIEnv *jni, jobjectID id))
 {
     class_ref_fn = class_ref;
 }
+
+/* The owner's counters: one writer, read by the writer thread at the end. */
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+#define INC(x) ST(x, LD(x) + 1)
 
 static uint64_t now_ms(void)
 {
@@ -200,8 +207,8 @@ static void note_dropped(int slot, struct rslot *ss)
     struct dropped *d = malloc(sizeof *d);
     if (d == NULL)
         return; /* the end block's total still counts them */
-    *d = (struct dropped){.slot = slot, .env = ss->env, .stream = ss->stream_id, .count = ss->lost,
-                          .after = ss->lost_after};
+    *d = (struct dropped){.slot = slot, .env = LD(ss->env), .stream = LD(ss->stream_id), .count = LD(ss->lost),
+                          .after = LD(ss->lost_after)};
     struct dropped *head = atomic_load(&dropped_list);
     do
         d->next = head;
@@ -213,7 +220,7 @@ static void rs_release(void *p)
     struct rstream *rs = p;
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++) {
         struct rslot *ss = &rs->s[s];
-        if (ss->lost > 0)
+        if (LD(ss->lost) > 0)
             note_dropped(s, ss);
         struct rbuf *b = atomic_exchange(&ss->cur, NULL);
         if (b != NULL)
@@ -221,8 +228,8 @@ static void rs_release(void *p)
         struct rbuf *sp = atomic_exchange(&ss->spare, NULL);
         if (sp != NULL)
             buf_free(sp);
-        ss->stream_id = 0;
-        ss->lost = 0;
+        ST(ss->stream_id, 0);
+        ST(ss->lost, 0);
     }
     tl_rs = NULL;
     atomic_store(&rs->owned, 0);
@@ -256,7 +263,7 @@ static struct rstream *rs_claim(void)
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++) {
         memset(rs->s[s].mcache, 0, sizeof rs->s[s].mcache);
         memset(rs->s[s].ccache, 0, sizeof rs->s[s].ccache);
-        rs->s[s].env = NULL;
+        ST(rs->s[s].env, NULL);
     }
     tl_rs = rs;
     pthread_setspecific(rs_key, rs);
@@ -280,13 +287,13 @@ static struct rbuf *swap_buf(struct rstream *rs, struct rslot *ss, int slot, siz
     b->owner = ss;
     b->slot = slot;
     b->big = size > RECORD_BUF_DATA;
-    b->stream_id = ss->stream_id;
+    b->stream_id = LD(ss->stream_id);
     b->gen = ++ss->gen;
-    b->env = ss->env;
+    b->env = LD(ss->env);
     b->tid = rs->tid;
     b->flushed = 0;
     atomic_store_explicit(&b->pos, 0, memory_order_relaxed);
-    ss->enc = (struct rec_enc){.p = b->data, .thr = (uint64_t)(uintptr_t)ss->env};
+    ss->enc = (struct rec_enc){.p = b->data, .thr = (uint64_t)(uintptr_t)b->env};
     atomic_store_explicit(&ss->cur, b, memory_order_release);
     return b;
 }
@@ -302,24 +309,27 @@ static __attribute__((noinline)) struct rslot *rec_begin_slow(int slot, int code
     if (rs == NULL)
         return NULL;
     struct rslot *ss = &rs->s[slot];
-    if (ss->stream_id == 0)
-        ss->stream_id = atomic_fetch_add(&next_stream, 1);
-    size_t need = bound + 3 * REC_VARINT_MAX + (ss->lost ? 3 * REC_VARINT_MAX : 0);
+    if (LD(ss->stream_id) == 0) {
+        ST(ss->stream_id, atomic_fetch_add(&next_stream, 1));
+        atomic_fetch_add_explicit(&files[slot].nstreams, 1, memory_order_relaxed);
+    }
+    size_t need = bound + 3 * REC_VARINT_MAX + (LD(ss->lost) ? 3 * REC_VARINT_MAX : 0);
     struct rbuf *b = atomic_load_explicit(&ss->cur, memory_order_relaxed);
     if (b == NULL || b->big || b->cap - (size_t)(ss->enc.p - b->data) < need) {
         b = swap_buf(rs, ss, slot, need);
         if (b == NULL) {
-            if (ss->lost++ == 0) /* where the gap begins: no record after this one is sure */
-                ss->lost_after = atomic_load_explicit(&next_seq, memory_order_relaxed) - 1;
-            ss->nlost++;
+            if (LD(ss->lost) == 0) /* where the gap begins: no record after this one is sure */
+                ST(ss->lost_after, atomic_load_explicit(&next_seq, memory_order_relaxed) - 1);
+            INC(ss->lost);
+            INC(ss->nlost);
             return NULL;
         }
     }
-    if (ss->lost > 0) {
+    if (LD(ss->lost) > 0) {
         rec_put_head(&ss->enc, REC_LOST, atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed));
-        rec_put_u(&ss->enc, ss->lost);
-        rec_put_u(&ss->enc, ss->lost_after);
-        ss->lost = 0;
+        rec_put_u(&ss->enc, LD(ss->lost));
+        rec_put_u(&ss->enc, LD(ss->lost_after));
+        ST(ss->lost, 0);
     }
     rec_put_head(&ss->enc, code, atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed));
     return ss;
@@ -331,7 +341,7 @@ static inline struct rslot *rec_begin(int slot, int code, size_t bound)
     if (__builtin_expect(rs != NULL && !atomic_load_explicit(&closing, memory_order_relaxed), 1)) {
         struct rslot *ss = &rs->s[slot];
         struct rbuf *b = atomic_load_explicit(&ss->cur, memory_order_relaxed);
-        if (__builtin_expect(b != NULL && ss->lost == 0 && !b->big &&
+        if (__builtin_expect(b != NULL && LD(ss->lost) == 0 && !b->big &&
                                  b->cap - (size_t)(ss->enc.p - b->data) >= bound + 3 * REC_VARINT_MAX, 1)) {
             rec_put_head(&ss->enc, code, atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed));
             return ss;
@@ -344,7 +354,7 @@ static inline void rec_end(struct rslot *ss)
 {
     struct rbuf *b = atomic_load_explicit(&ss->cur, memory_order_relaxed);
     atomic_store_explicit(&b->pos, (size_t)(ss->enc.p - b->data), memory_order_release);
-    ss->nrec++;
+    INC(ss->nrec);
     if (b->big) { /* one large record: to the writer now, not kept as the current buffer */
         atomic_store_explicit(&ss->cur, NULL, memory_order_release);
         queue_push(b);
@@ -508,7 +518,7 @@ static void name_thread(int slot, JNIEnv *jni)
     if (ss == NULL)
         return;
     rec_put_t(&ss->enc, jni);
-    ss->env = jni;
+    ST(ss->env, jni);
     rec_end(ss);
     if (jni == NULL || g_shim.jvmti == NULL)
         return;
@@ -546,10 +556,10 @@ static inline void stream_check(int slot)
 {
     struct rstream *rs = tl_rs;
     struct rslot *ss = rs != NULL ? &rs->s[slot] : NULL;
-    if (ss != NULL && ss->stream_id != 0 && ss->env != NULL)
+    if (ss != NULL && LD(ss->stream_id) != 0 && LD(ss->env) != NULL)
         return; /* a JNIEnv stays the thread's for its life */
     JNIEnv *jni = shim_current_jni();
-    if (ss == NULL || ss->stream_id == 0 || ss->env != jni)
+    if (ss == NULL || LD(ss->stream_id) == 0 || LD(ss->env) != jni)
         name_thread(slot, jni);
 }
 
@@ -685,7 +695,7 @@ void record_event(struct instance *inst, const JVMPI_Event *ev)
     jint type = ev->event_type;
     struct rstream *rs = tl_rs;
     if (type >= JVMPI_EVENT_METHOD_ENTRY && type <= JVMPI_EVENT_METHOD_EXIT && rs != NULL &&
-        rs->s[slot].stream_id != 0 && rs->s[slot].env != NULL) {
+        LD(rs->s[slot].stream_id) != 0 && LD(rs->s[slot].env) != NULL) {
         jmethodID m = type == JVMPI_EVENT_METHOD_ENTRY2 ? ev->u.method_entry2.method_id : ev->u.method.method_id;
         name_method(slot, m);
         struct rslot *ss = rec_begin(slot, type, 3 * REC_VARINT_MAX);
@@ -1304,10 +1314,8 @@ static void write_dropped(void)
 {
     for (struct rstream *rs = atomic_load(&streams); rs != NULL; rs = rs->next)
         for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
-            if (atomic_load(&rs->owned) && rs->s[s].stream_id != 0 && rs->s[s].lost > 0) {
-                note_dropped(s, &rs->s[s]);
-                rs->s[s].lost = 0;
-            }
+            if (atomic_load(&rs->owned) && LD(rs->s[s].stream_id) != 0 && LD(rs->s[s].lost) > 0)
+                note_dropped(s, &rs->s[s]); /* its thread records nothing more: closing is set */
     static uint64_t gen;
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++) {
         struct recfile *f = &files[s];
@@ -1360,11 +1368,10 @@ static const char *how_it_ended(bool *normal)
 static void write_end(int slot)
 {
     struct recfile *f = &files[slot];
-    uint64_t recs = 0, lost = 0, nstreams = 0;
+    uint64_t recs = 0, lost = 0, nstreams = atomic_load(&f->nstreams);
     for (struct rstream *rs = atomic_load(&streams); rs != NULL; rs = rs->next) {
-        recs += rs->s[slot].nrec;
-        lost += rs->s[slot].nlost;
-        nstreams += rs->s[slot].gen > 0;
+        recs += LD(rs->s[slot].nrec);
+        lost += LD(rs->s[slot].nlost);
     }
     bool normal;
     const char *how = how_it_ended(&normal);
