@@ -134,6 +134,8 @@ static struct recfile {
     struct idset methods, classes;
     struct cinfo *cinfo;
     char jvm[4][160];           /* java.vm.name, version, vendor, info */
+    _Atomic int jvm_claimed, jvm_ready; /* read once, by record_open or a first thread */
+    bool header_written;        /* writer only */
     time_t started;
     _Atomic bool ready;         /* set up by record_open: the writer may open it */
     bool opened;                /* writer only */
@@ -511,9 +513,35 @@ static void name_class(int slot, jobjectID id)
     dealloc(csig);
 }
 
+static void get_prop(struct recfile *f, int i, const char *name)
+{
+    char *v = NULL;
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetSystemProperty(g_shim.jvmti, name, &v), LOG_DEBUG,
+                     "reading a JVM property for the recording's header"))
+        return;
+    snprintf(f->jvm[i], sizeof f->jvm[i], "%s", v);
+    dealloc(v);
+}
+
+/* The JVM's name, version, vendor and mode for the header: at Agent_OnLoad, or (an attach,
+ * where JVMTI comes later) on the first thread that records. The writer writes the header
+ * before the file's first chunk, and waits for nothing: without them it has no jvm_ lines. */
+static void read_jvm(struct recfile *f)
+{
+    if (g_shim.jvmti == NULL || atomic_load(&f->jvm_ready) || atomic_exchange(&f->jvm_claimed, 1))
+        return;
+    get_prop(f, 0, "java.vm.name");
+    get_prop(f, 1, "java.vm.version");
+    get_prop(f, 2, "java.vm.vendor");
+    get_prop(f, 3, "java.vm.info");
+    atomic_store_explicit(&f->jvm_ready, 1, memory_order_release);
+}
+
 /* The stream's first record on a thread (and a new JNIEnv): which thread this is. */
 static void name_thread(int slot, JNIEnv *jni)
 {
+    if (jni != NULL)
+        read_jvm(&files[slot]);
     struct rslot *ss = rec_begin(slot, REC_THREAD_ENV, REC_VARINT_MAX);
     if (ss == NULL)
         return;
@@ -1173,9 +1201,13 @@ static void write_block(struct recfile *f, int kind, const void *a, size_t alen,
 /* Bytes [from, to) of a buffer, as one chunk: stream, buffer generation, offset in the
  * buffer (a later chunk of the same buffer goes on from the decoder's state), the thread's
  * JNIEnv at the buffer's start, its OS thread id. */
+static void write_header(int slot);
+
 static void write_chunk_at(struct rbuf *b, size_t from, const unsigned char *data, size_t n)
 {
     struct recfile *f = &files[b->slot];
+    if (!f->header_written)
+        write_header(b->slot);
     unsigned char ch[5 * REC_VARINT_MAX];
     struct rec_enc e = {.p = ch};
     rec_put_u(&e, b->stream_id);
@@ -1272,6 +1304,9 @@ static size_t kv(char *buf, size_t at, size_t cap, const char *key, const char *
 static void write_header(int slot)
 {
     struct recfile *f = &files[slot];
+    if (f->header_written || f->fd < 0)
+        return;
+    f->header_written = true;
     struct instance *inst = &g_shim.inst[slot];
     const char *schema = rec_schema_text();
     size_t cap = 4096 + strlen(schema);
@@ -1292,7 +1327,8 @@ static void write_header(int slot)
     utc_now(when, sizeof when, f->started);
     at = kv(h, at, cap, "started", when);
     static const char *const jk[4] = {"jvm_name", "jvm_version", "jvm_vendor", "jvm_info"};
-    for (int i = 0; i < 4; i++)
+    bool jvm = atomic_load_explicit(&f->jvm_ready, memory_order_acquire);
+    for (int i = 0; i < 4 && jvm; i++)
         if (f->jvm[i][0] != '\0')
             at = kv(h, at, cap, jk[i], f->jvm[i]);
     snprintf(num, sizeof num, "%zu", sizeof(void *));
@@ -1412,7 +1448,6 @@ static void open_files(void)
             record_on[s] = false;
             continue;
         }
-        write_header(s);
     }
 }
 
@@ -1450,6 +1485,7 @@ static void *writer_main(void *arg)
     write_dropped();
     for (int s = 0; s < SHIM_MAX_INSTANCES; s++)
         if (files[s].path != NULL && files[s].fd >= 0) {
+            write_header(s); /* a run that recorded nothing still has its header */
             write_end(s);
             close(files[s].fd);
             files[s].fd = -1;
@@ -1485,16 +1521,6 @@ static void record_close(void)
     }
 }
 
-static void get_prop(struct recfile *f, int i, const char *name)
-{
-    char *v = NULL;
-    if (g_shim.jvmti == NULL ||
-        !jvmti_ok_at((*g_shim.jvmti)->GetSystemProperty(g_shim.jvmti, name, &v), LOG_DEBUG,
-                     "reading a JVM property for the recording's header"))
-        return;
-    snprintf(f->jvm[i], sizeof f->jvm[i], "%s", v);
-    dealloc(v);
-}
 
 void record_open(struct instance *inst)
 {
@@ -1521,10 +1547,7 @@ void record_open(struct instance *inst)
     pthread_mutex_init(&f->names_lock, NULL);
     f->fd = -1;
     f->started = time(NULL);
-    get_prop(f, 0, "java.vm.name");
-    get_prop(f, 1, "java.vm.version");
-    get_prop(f, 2, "java.vm.vendor");
-    get_prop(f, 3, "java.vm.info");
+    read_jvm(f);
     const char *mb = getenv("JVMPISHIM_RECORD_BUFFER_MB");
     if (mb != NULL && atol(mb) > 0)
         mem_budget = (size_t)atol(mb) << 20;
