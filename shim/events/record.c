@@ -593,17 +593,43 @@ static inline void stream_check(int slot)
 
 /* ---- dumps ---- */
 
+/* What a walk over a large dump needs: its summary, and the statics' types of the class
+ * it reads now, copied out of the table so that names_lock is held per lookup only (other
+ * threads name their ids meanwhile). The walk reads them before its next lookup. */
+struct summing {
+    struct rec_dump *d;
+    struct recfile *f;
+    char *types;
+    size_t cap;
+};
+
 static bool cinfo_lookup(void *ctx, uint64_t id, struct dump_class_info *out)
 {
-    struct recfile *f = ctx;
+    struct summing *sm = ctx;
+    bool found = false;
+    pthread_mutex_lock(&sm->f->names_lock);
     struct cinfo *c = NULL;
-    HASH_FIND(hh, f->cinfo, &id, sizeof id, c);
-    if (c == NULL)
-        return false;
-    out->num_interfaces = c->nif;
-    out->n_statics = c->nst;
-    out->static_types = c->types;
-    return true;
+    HASH_FIND(hh, sm->f->cinfo, &id, sizeof id, c);
+    if (c != NULL && (size_t)c->nst < sm->cap) {
+        memcpy(sm->types, c->types, (size_t)c->nst + 1);
+        out->num_interfaces = c->nif;
+        out->n_statics = c->nst;
+        out->static_types = sm->types;
+        found = true;
+    } else if (c != NULL) {
+        char *t = realloc(sm->types, (size_t)c->nst + 1);
+        if (t != NULL) {
+            sm->types = t;
+            sm->cap = (size_t)c->nst + 1;
+            memcpy(sm->types, c->types, (size_t)c->nst + 1);
+            out->num_interfaces = c->nif;
+            out->n_statics = c->nst;
+            out->static_types = sm->types;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&sm->f->names_lock);
+    return found;
 }
 
 static void cinfo_note(int slot, const JVMPI_Event *ev)
@@ -637,10 +663,6 @@ static void cinfo_note(int slot, const JVMPI_Event *ev)
     free(types);
 }
 
-struct summing {
-    struct rec_dump *d;
-};
-
 static void sum_record(void *ctx, const struct dump_record *r)
 {
     struct rec_dump *d = ((struct summing *)ctx)->d;
@@ -670,17 +692,16 @@ static void dump_info(int slot, const JVMPI_Event *ev, struct rec_dump *d)
                       atomic_load(&mem_used) + len + RECORD_BUF_DATA <= mem_budget;
     if (d->inline_bytes || p == NULL)
         return;
-    struct summing s = {d};
+    struct summing s = {.d = d, .f = &files[slot]};
     size_t bad = 0;
     int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
     int rc;
     if (t == JVMPI_EVENT_MONITOR_DUMP) {
         rc = dump_walk_monitor(p, len, sum_record, &s, &bad, NULL, 0);
     } else {
-        pthread_mutex_lock(&files[slot].names_lock);
         rc = dump_walk_heap(p, len, t == JVMPI_EVENT_HEAP_DUMP ? ev->u.heap_dump.dump_level : 2,
-                            cinfo_lookup, &files[slot], sum_record, &s, &bad, NULL, 0);
-        pthread_mutex_unlock(&files[slot].names_lock);
+                            cinfo_lookup, &s, sum_record, &s, &bad, NULL, 0);
+        free(s.types);
     }
     if (rc != 0 && d->nsummary < REC_SUMMARY_MAX) {
         d->summary[d->nsummary].type = 0x100;

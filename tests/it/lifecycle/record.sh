@@ -17,6 +17,10 @@
 #            buffer budget (JVMPISHIM_RECORD_BUFFER_MB=1): the program runs to its end, the
 #            records that did not fit are dropped and counted (LOST and DROPPED records, which
 #            add up to the end block's total; a warning), and the file still reads and checks.
+#   dumps    with a 1 MB budget, the level-1 and level-2 heap dumps of legacy-agents/dump_agent.c
+#            (about 1 MB each) are recorded as length, digest and summary: the summary counts
+#            the records of each type that build/jvmpidump decodes from the bytes the agent
+#            wrote, and the small level-0 dump is recorded whole, as the agent wrote it.
 #   errors   an unwritable record= path is an error message naming it; the program runs.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=180
@@ -162,6 +166,27 @@ expect_grep "$WORK/stats" "dropped in all: $el" "stats gives the end block's tot
 "$T" check "$WORK/slow.jvmpirec" >"$WORK/check" 2>&1
 expect_eq "$?" 0 "check on a recording with losses"
 expect_grep "$WORK/check" '^note: [0-9]+ records of thread .* were lost after #[0-9]+' "check says where records were lost"
+
+echo "== dumps: recorded whole, or as their summary"
+mkdir -p "$WORK/dumps"
+cd "$WORK/dumps" || exit 1 # the agent writes its dumps in the current directory
+JVMPISHIM_RECORD_BUFFER_MB=1 run_java "$(shim_arg dump_agent heap "record=$WORK/dumps.jvmpirec")" -cp "$CLASSES" DumpMarkers 30000
+cd "$WORK" || exit 1
+expect_rc 0
+"$T" print "$WORK/dumps.jvmpirec" --event=HEAP_DUMP --full >"$WORK/dumps.print" 2>&1
+expect_grep "$WORK/dumps.print" "level=0 length=$(stat -c %s "$WORK/dumps/heap0.dump") digest=[0-9a-f]+ data=<[0-9]+ bytes> summary=\[\]" "level 0: recorded whole"
+for l in 1 2; do
+  line=$(grep -m1 " level=$l length=" "$WORK/dumps.print")
+  [[ "$line" == *"data=NULL summary=[{"* ]] && ok "level $l: recorded as its summary" || bad "level $l: '$line'"
+  "$ROOT/build/jvmpidump" heap $l "$WORK/dumps/heap$l.dump" "$WORK/dumps/classes.txt" >"$WORK/dumps/d$l" 2>&1
+  for kv in INSTANCE:0x21 OBJARRAY:0x22 PRIMARRAY:0x23 CLASS:0x20; do
+    want=$(grep -c "^${kv%%:*} " "$WORK/dumps/d$l")
+    got=$(echo "$line" | grep -o "record_type=${kv#*:} count=[0-9]*" | sed 's/.*count=//')
+    expect_eq "${got:-0}" "$want" "level $l: ${kv%%:*} records in the summary, as jvmpidump decodes them"
+  done
+done
+"$T" check "$WORK/dumps.jvmpirec" >"$WORK/check" 2>&1
+expect_eq "$?" 0 "check on the dumps' recording"
 
 echo "== errors: an unwritable path"
 run_java "$(shim_arg usage "" "record=$WORK/no/such/dir/x.jvmpirec")" -cp "$CLASSES" Hello
