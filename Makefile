@@ -5,8 +5,11 @@
 #                        those in tests/it/modes.list also under -Xint and -Xcomp -XX:TieredStopAtLevel=1
 #   make check-modes     every integration test on every JDK found under all three VM modes
 #   make demo            a bundled legacy agent profiles a sample app through the shim
+#   make bench           the benchmark harness (bench/run.sh); bench-record: what record= costs
 #   make fuzz            the libFuzzer targets in fuzz/, FUZZ_SECONDS (600) each; fuzz-smoke: 20 s each
 #   make install PREFIX=/usr/local [DESTDIR=...]
+#
+# make also builds build/jvmpitrace, which reads what record=PATH writes (docs/recording.md).
 #
 # The JDK compiled against is the oldest supported one found (tools/find-jdk.sh build);
 # set JDK=/path/to/jdk to override. Tests run on every JDK tools/find-jdk.sh all lists.
@@ -51,9 +54,14 @@ AGENTS    += $(B)/agents/libhprof.so
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT      := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 UNIT_SAN  := $(UNIT_SRC:tests/unit/%.c=$(B)/unit-san/%)
+# jvmpitrace: the reader of record= files and its commands (tools/jvmpitrace/), with the
+# shim's format and dump decoder. TRACE_LIB is all of it but main().
+TRACE_SRC := $(sort $(wildcard tools/jvmpitrace/*.c))
+TRACE_HDR := tools/jvmpitrace/trace.h shim/core/recfmt.h shim/core/dumpcheck.h include/jvmpi.h
+TRACE_LIB := $(filter-out tools/jvmpitrace/main.c,$(TRACE_SRC)) shim/core/recfmt.c shim/core/dumpcheck.c
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/dumpbuf.c shim/core/dumpcheck.c shim/core/fidelity.c \
-             $(sort $(wildcard shim/classfile/*.c))
+UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/dumpbuf.c shim/core/fidelity.c \
+             $(sort $(wildcard shim/classfile/*.c)) $(TRACE_LIB)
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
 CLASSES   := $(B)/classes/.stamp
@@ -61,15 +69,15 @@ CLASSES   := $(B)/classes/.stamp
 # libFuzzer targets (fuzz/): clang with its runtime (Debian: clang libclang-rt-14-dev).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
-FUZZ_BIN     := $(B)/fuzz/fuzz_options $(B)/fuzz/fuzz_dumpcheck
+FUZZ_BIN     := $(B)/fuzz/fuzz_options $(B)/fuzz/fuzz_dumpcheck $(B)/fuzz/fuzz_record
 FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC)
 # "yes" if FUZZ_CC links a libFuzzer target; deferred, so only fuzz and check recipes pay for it.
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
-.PHONY: all check check-modes unit unit-san it demo install clean bench fuzz fuzz-smoke fuzz-cc
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
+.PHONY: all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
 
 $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
 	@mkdir -p $(@D)
@@ -90,11 +98,11 @@ $(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h $(KIT_HDR) | $(B)/agents
 $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
-$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(FIDELITY_ROWS) | $(B)/unit
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
-$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
+$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit
+	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
 	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	  -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 
 $(CLASSES): $(JAVA_SRC) | $(B)/classes
 	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)
@@ -104,6 +112,8 @@ $(B)/fuzz/fuzz_options: fuzz/fuzz_options.c shim/core/options.c shim/core/option
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_options.c shim/core/options.c
 $(B)/fuzz/fuzz_dumpcheck: fuzz/fuzz_dumpcheck.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h | $(B)/fuzz fuzz-cc
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_dumpcheck.c shim/core/dumpcheck.c
+$(B)/fuzz/fuzz_record: fuzz/fuzz_record.c $(TRACE_LIB) $(TRACE_HDR) | $(B)/fuzz fuzz-cc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/jvmpitrace -o $@ fuzz/fuzz_record.c $(TRACE_LIB)
 fuzz-cc:
 	@[ "$(have_fuzzer)" = yes ] || { echo "$(FUZZ_CC) cannot build libFuzzer targets: install clang libclang-rt-14-dev or set FUZZ_CC=" >&2; exit 1; }
 
@@ -141,10 +151,15 @@ demo: all
 bench: all
 	@bench/run.sh
 
-install: $(B)/libjvmpishim.so
+# What record= costs: the same method-event run with and without it, side by side.
+bench-record: all
+	@bench/record.sh
+
+install: $(B)/libjvmpishim.so $(B)/jvmpitrace
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/share/doc/jvmpishim
+	  $(DESTDIR)$(PREFIX)/share/doc/jvmpishim $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(B)/libjvmpishim.so $(DESTDIR)$(PREFIX)/lib/libjvmpishim.so
+	install -m 0755 $(B)/jvmpitrace $(DESTDIR)$(PREFIX)/bin/jvmpitrace
 	install -m 0644 include/jvmpi.h $(DESTDIR)$(PREFIX)/include/jvmpi.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jvmpishim.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jvmpishim.pc
@@ -166,6 +181,11 @@ $(B)/tools/libbcitest.so: tests/tools/bcitest.c $(wildcard shim/classfile/*.c sh
 $(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
 	@mkdir -p $(B)/tools
 	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread $(JNI_INC) -o $@ tests/tools/cmlgen.c
+
+# Reader of record= files, for people and tests (tools/jvmpitrace/, docs/recording.md).
+$(B)/jvmpitrace: $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR)
+	$(CC) -std=c11 $(WARN) -O2 -g -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) -o $@ $(TRACE_SRC) \
+	  shim/core/recfmt.c shim/core/dumpcheck.c
 
 $(B)/jvmpidump: tests/tools/jvmpidump.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h
 	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c

@@ -3,6 +3,9 @@
 #
 # options:   option strings as users write them (README, docs/options.md, the tests), and
 #            a few that the parser must refuse.
+# record:    record= files: synthetic ones written with the shim's encoder by fuzz/mkrecseed.c
+#            (every record type, two threads, a chunk split, no end block, a cut, a damaged
+#            byte), and a real recording of the lifecycle agent on Hello.
 # dumpcheck: real dumps, captured the way tests/it/dumps/dump_heap.sh, dump_object.sh and
 #            tests/it/monitors/mon_dump.sh capture them (the dump_agent and mon_dump legacy
 #            agents on the DumpMarkers and MonDump workloads, on the build JDK), cut down to a few
@@ -75,4 +78,13 @@ for f in "$W"/object/obj_*.dump; do
   "$S" object "$f" "$W/object/classes.txt" "$DC/seed-object-${b#obj_}" 1 100000
 done
 "$S" monitor "$W/monitor/monitor.dump" - "$DC/seed-monitor" 100 100000
-du -sh "$OC" "$DC"
+# ---- record ----
+RC=$ROOT/fuzz/corpus/record
+mkdir -p "$RC"
+rm -f "$RC"/seed-*
+cc -std=c11 -Wall -Wextra -Werror -O1 -D_GNU_SOURCE -Iinclude -Ishim -I"$JDK/include" -I"$JDK/include/linux" \
+  -o "$W/mkrecseed" fuzz/mkrecseed.c shim/core/recfmt.c
+"$W/mkrecseed" "$RC"
+(cd "$W" && timeout -k 5 60 "$JAVA" -agentpath:"$ROOT/build/libjvmpishim.so=record=$RC/seed-real-lifecycle,legacy=$ROOT/build/agents/liblifecycle.so" \
+   -cp "$ROOT/build/classes" Hello >/dev/null 2>&1) || { echo "mkseeds: the lifecycle recording failed"; exit 1; }
+du -sh "$OC" "$DC" "$RC"

@@ -36,6 +36,7 @@ for bin in "$@"; do
   case $name in
     options) args+=(-max_len=1024) ;;
     dumpcheck) args+=(-max_len=8192) ;;
+    record) args+=(-max_len=65536) ;;
   esac
   before=$(ls "$out" | grep -c -- "^$name-\(crash\|leak\|timeout\|oom\)-")
   # The time limit bounds the fuzzing; the outer timeout only guards a hung process.

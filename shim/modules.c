@@ -9,6 +9,7 @@
 #include "core/worker.h"
 #include "dumps/heapdump.h"
 #include "events/events.h"
+#include "events/record.h"
 #include "memory/memory.h"
 #include "methods/methods.h"
 #include "modules.h"
@@ -25,6 +26,7 @@ void modules_init(void)
     memory_module_init();
     memory_onload();
     jniref_module_init();
+    record_set_class_ref(classes_local_ref);
     struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
     events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
     struct event_row hdump = {.kind = EVK_REQUEST_ONLY, .request = heapdump_request};

@@ -46,6 +46,9 @@ static const char help_text[] =
     "                        how faithfully this JVM served each, what went wrong,\n"
     "                        where the time went, and how the run ended (a crash or\n"
     "                        a signal included)\n"
+    "  record=PATH           record every event the agent gets and every JVMPI call\n"
+    "                        it makes, with arguments and results, to PATH (a binary\n"
+    "                        file: see jvmpitrace print|stats|check|diff)\n"
     "\n"
     "Each NAME=VALUE may be written NAME:VALUE. Without any '=' in the text (and '=' in the\n"
     "agent's options written %3D), the options survive an unquoted jcmd:\n"
@@ -59,6 +62,7 @@ void options_free(struct shim_options *o)
 {
     free(o->log_file);
     free(o->report_file);
+    free(o->record_file);
     free(o->legacy);
     free(o->agent_options);
     memset(o, 0, sizeof *o);
@@ -124,7 +128,7 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
     /* The whole option string is the name of an option that takes a value, and nothing
      * else: it lost its value on the way. jcmd JVMTI.agent_load does that to an unquoted
      * argument: its parser cuts "legacy=/x/libold.so:opts" at '=' and passes "legacy". */
-    static const char *const valued[] = {"legacy", "report", "logfile", "log", "methods"};
+    static const char *const valued[] = {"legacy", "report", "record", "logfile", "log", "methods"};
     for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
         if (strcmp(text, valued[i]) == 0)
             FAIL("the options are just '%s', without its value: was the option string cut at "
@@ -195,6 +199,13 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
             free(o->report_file);
             o->report_file = dup_n(v, vlen);
             if (o->report_file == NULL)
+                FAIL("out of memory parsing options");
+        } else if (klen == 6 && memcmp(p, "record", 6) == 0) {
+            if (v == NULL || vlen == 0)
+                FAIL("record= needs a path in '%.*s'", (int)n, p);
+            free(o->record_file);
+            o->record_file = dup_n(v, vlen);
+            if (o->record_file == NULL)
                 FAIL("out of memory parsing options");
         } else
             FAIL("unknown option '%.*s' in '%s' (try =help)", (int)n, p, text);

@@ -12,6 +12,7 @@ struct shim_options {
     char *log_file;         /* logfile=PATH, NULL = stderr */
     bool check_dumps;       /* checkdumps: validate every dump before the agent sees it */
     char *report_file;      /* report=PATH: write the migration report there at exit */
+    char *record_file;      /* record=PATH: record every event and JVMPI call there */
     int methods;            /* methods=bci|jvmti: how method events are made (enum below) */
     char *legacy;           /* legacy=PATH or bare NAME (found as libNAME.so) */
     char *agent_options;    /* text after the first ':' of legacy=, verbatim; NULL if no ':' */

@@ -26,7 +26,9 @@
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
  *      mc_lock (classes.c: adding to the table of GetMethodClass answers),
  *      layout_lock (heapdump.c: class layouts kept between dumps), key_lock (classes.c:
- *      class loaders' private tags), guard_lock (state.c: held threads wait on it):
+ *      class loaders' private tags), guard_lock (state.c: held threads wait on it),
+ *      names_lock (events/record.c: per recording, the ids named and the class table of
+ *      dump summaries):
  *      leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls

@@ -27,6 +27,7 @@
 #include "core/api.h"
 #include "core/worker.h"
 #include "events/events.h"
+#include "events/record.h"
 #include "events/report.h"
 
 #include <linux/membarrier.h>
@@ -572,7 +573,9 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
      * a nested one included, the live stack. */
     const struct calltrace_snap *outer_snap = calltrace_snap_now;
     calltrace_snap_now = snap;
+    RECORD_EVENT(inst, ev);
     notify(ev);
+    RECORD_EVENT_DONE(inst, ev);
     calltrace_snap_now = outer_snap;
     shim_own_java_depth = own;
     report_event_end(rs, inst->slot, t);

@@ -4,19 +4,20 @@
  * event mask, TLS and NotifyEvent. So each slot gets its own set of functions with the
  * exact JVMPI signatures; each one counts the call (for the migration report), applies the
  * shutdown rule (lifecycle_call_allowed), marks the thread as inside a JVMPI call while the
- * call runs (shim_call_depth: inside one the shim waits for no other thread's handler) and
- * hands its instance to the shared implementation jvmpi_<Name>() in the module that owns
- * that area.
+ * call runs (shim_call_depth: inside one the shim waits for no other thread's handler),
+ * records the call and its result (record=) and hands its instance to the shared
+ * implementation jvmpi_<Name>() in the module that owns that area.
  *
  * Agents call some of these around every event (a raw monitor pair, GetMethodClass, the
  * CPU time), so a call costs what HotSpot's did only if the trampoline adds next to
  * nothing: the count is a plain store into a stripe of counters the calling thread has to
  * itself (claimed on its first call, given back when it exits; threads beyond the stripes
  * share stripe 0 and add atomically), the call depth a thread-local increment, and only
- * when the report times calls or the JVM has shut down does a call take the long way
- * (slow<S>_<Name>).
+ * when the report times calls, the agent's calls are recorded or the JVM has shut down does
+ * a call take the long way (slow<S>_<Name>).
  */
 #include "core/api.h"
+#include "events/record.h"
 #include "events/report.h"
 #include "face/face.h"
 
@@ -110,9 +111,11 @@ static inline bool call_allowed(enum jvmpi_fn fn)
         if (!call_allowed(FN_##name))                                                          \
             return REFUSED(ret);                                                               \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        RECORD_CALL(S, name, args);                                                            \
         shim_call_depth++;                                                                     \
         ret r_ = jvmpi_##name args;                                                            \
         shim_call_depth--;                                                                     \
+        RECORD_RET_X(S, name, r_, args);                                                       \
         report_fn_end(rs_, S, FN_##name);                                                      \
         return r_;                                                                             \
     }                                                                                          \
@@ -120,7 +123,7 @@ static inline bool call_allowed(enum jvmpi_fn fn)
     {                                                                                          \
         struct instance *inst = &g_shim.inst[S];                                               \
         count_call(inst, FN_##name);                                                           \
-        if (call_watched())                                                                    \
+        if (call_watched() || __builtin_expect(record_on[S], 0))                               \
             return slow##S##_##name args;                                                      \
         shim_call_depth++;                                                                     \
         ret r_ = jvmpi_##name args;                                                            \
@@ -133,16 +136,18 @@ static inline bool call_allowed(enum jvmpi_fn fn)
         if (!call_allowed(FN_##name))                                                          \
             return;                                                                            \
         struct report_saved rs_ = report_fn_begin(S, FN_##name);                               \
+        RECORD_CALL(S, name, args);                                                            \
         shim_call_depth++;                                                                     \
         jvmpi_##name args;                                                                     \
         shim_call_depth--;                                                                     \
+        RECORD_RET_V(S, name, args);                                                           \
         report_fn_end(rs_, S, FN_##name);                                                      \
     }                                                                                          \
     static void slot##S##_##name params                                                        \
     {                                                                                          \
         struct instance *inst = &g_shim.inst[S];                                               \
         count_call(inst, FN_##name);                                                           \
-        if (call_watched()) {                                                                  \
+        if (call_watched() || __builtin_expect(record_on[S], 0)) {                             \
             slow##S##_##name args;                                                             \
         } else {                                                                               \
             shim_call_depth++;                                                                 \
@@ -188,4 +193,5 @@ static const JVMPI_Interface *const slot_tables[SHIM_MAX_INSTANCES] = {
 void interface_init(struct instance *inst)
 {
     inst->iface = *slot_tables[inst->slot];
+    record_open(inst);
 }

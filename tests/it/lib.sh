@@ -23,8 +23,13 @@ run_java() {
   fi
 }
 # shim_arg AGENT [AGENT_OPTIONS] [SHIM_OPTIONS] — the -agentpath argument for a bundled agent.
+# With JVMPI_TEST_RECORD=1 in the environment, the run also records (record=) into
+# $WORK/run-*.jvmpirec, and finish holds each recording to the JVMPI contract.
 shim_arg() {
   local a="$AGENTS/lib$1.so" o="${3:-}"
+  if [ "${JVMPI_TEST_RECORD:-0}" = 1 ] && [[ "$o" != *record=* ]]; then
+    o="record=$(mktemp "$WORK/run-XXXXXX.jvmpirec")${o:+,$o}"
+  fi
   [ -n "$o" ] && o="$o,"
   if [ $# -ge 2 ] && [ -n "$2" ]; then echo "-agentpath:$SHIM=${o}legacy=$a:$2"; else echo "-agentpath:$SHIM=${o}legacy=$a"; fi
 }
@@ -42,4 +47,17 @@ expect_count() { local c; c=$(grep -Ec -- "$2" "$1"); if [ "$c" -eq "$3" ]; then
 expect_eq() { if [ "$1" = "$2" ]; then ok "$3 = $2"; else bad "$3 = '$1', expected '$2'"; fi; }
 show() { local f; for f in "${1:-$WORK/out}" "$WORK/err"; do [ -f "$f" ] && { echo "     --- $(basename "$f") (last 15 lines)"; tail -n 15 "$f" | sed 's/^/     | /'; }; done; }
 skip() { echo "$*"; exit 77; }
-finish() { echo "$nok checks ok, $nfail failed"; [ "$nfail" -eq 0 ]; exit $?; }
+# check_recordings — JVMPI_TEST_RECORD=1: build/jvmpitrace check on each run's recording (a
+# run killed on purpose leaves one without its end, which may be cut: that is said, not judged).
+check_recordings() {
+  local r st
+  for r in "$WORK"/run-*.jvmpirec; do
+    [ -s "$r" ] || continue
+    "$ROOT/build/jvmpitrace" check --max=5 "$r" >"$r.check" 2>&1
+    st=$?
+    if [ $st -eq 0 ]; then ok "recording $(basename "$r"): $(tail -n 1 "$r.check")"
+    elif [ $st -eq 2 ] && grep -q 'truncated:' "$r.check"; then echo "     recording $(basename "$r"): cut (a killed run): $(grep 'truncated:' "$r.check")"
+    else bad "recording $(basename "$r"): jvmpitrace check exit $st"; grep -E '^VIOLATION|^    #|^checked|damaged' "$r.check" | head -n 12 | sed 's/^/     > /'; fi
+  done
+}
+finish() { [ "${JVMPI_TEST_RECORD:-0}" = 1 ] && check_recordings; echo "$nok checks ok, $nfail failed"; [ "$nfail" -eq 0 ]; exit $?; }

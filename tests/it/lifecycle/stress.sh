@@ -19,6 +19,9 @@
 # size bounded: with the Java heap fixed and pre-touched, the largest RSS of the last third
 # of the run may exceed the largest of its second sixth by at most RSS_GROWTH_MB (64), while
 # hundreds of classes load and unload and thousands of threads come and go.
+# With JVMPI_TEST_RECORD=1 (lib.sh) the run is recorded and `jvmpitrace check` holds the
+# recording to the contract as well; a second of this run records about 300 MB, so give a
+# short STRESS_SECONDS (5 records some 1.5 GB, which check reads in a few minutes).
 source "$ROOT/tests/it/lib.sh"
 SECS=${STRESS_SECONDS:-60}
 THREADS=32
