@@ -39,7 +39,10 @@ declare -A EXPLAINED=(
   [COMPILED_METHOD_UNLOAD]='Posted whenever JVMTI reports compiled code unloaded'
 )
 for e in "${!EXPLAINED[@]}"; do
-  if grep -E "^\| [0-9]+ \`$e\` " "$ROOT/docs/mapping.md" | grep -qF -- "${EXPLAINED[$e]}"; then
+  # The row's one line and its section below the table ("### N `NAME`" up to the next one).
+  if { grep -E "^\| [0-9]+ \`$e\` " "$ROOT/docs/mapping.md"
+       awk -v h="\`$e\`" '/^### / { on = index($0, h) > 0 && $2 ~ /^[0-9]+$/; next } on' "$ROOT/docs/mapping.md"
+     } | grep -qF -- "${EXPLAINED[$e]}"; then
     ok "docs/mapping.md, $e: \"${EXPLAINED[$e]}\""
   else
     bad "docs/mapping.md's $e row does not say \"${EXPLAINED[$e]}\""
