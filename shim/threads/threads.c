@@ -766,12 +766,26 @@ static struct thread_rec *self_for(JNIEnv *jni)
     return r;
 }
 
+/* The agents that have THREAD_START on: only they are told of a thread (announce), so only
+ * their bits say whether it was. With a mask of every agent, a thread whose THREAD_START one
+ * agent never wants looked unannounced for ever, and its events were held back and flushed
+ * again in a loop at its THREAD_END (JDK 17 clears the thread's group before ThreadEnd, so
+ * it looked under construction). */
+static uint32_t start_wanted(void)
+{
+    uint32_t on = 0;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (event_on(&g_shim.inst[i], JVMPI_EVENT_THREAD_START))
+            on |= 1u << i;
+    return on;
+}
+
 bool threads_announce_self(JNIEnv *jni)
 {
     struct thread_rec *r = self_for(jni);
     if (r == NULL)
         return true;
-    uint32_t all = (1u << g_shim.ninst) - 1;
+    uint32_t all = start_wanted();
     if ((atomic_load(&r->announced) & all) == all)
         return true;
     if (under_construction(r))
@@ -786,7 +800,7 @@ void threads_announce_self_now(JNIEnv *jni)
     struct thread_rec *r = self_for(jni);
     if (r == NULL)
         return;
-    uint32_t all = (1u << g_shim.ninst) - 1;
+    uint32_t all = start_wanted();
     if ((atomic_load(&r->announced) & all) != all)
         announce(jni, r, 0);
     flush_held();

@@ -163,4 +163,13 @@ expect_count "$WORK/err" 'jvmpishim: (error|warning)' 1 "no other shim error or 
 expect_eq "$(ids B receiver | grep -c .)" "$(( $(truth '\3') + $(truth '\4') ))" "B: mark() entries with their receivers still arrive"
 expect_nogrep "$o" '^multi\[[A-Z]\]: FAIL' "no violation seen by either agent"
 
+# Only one of two agents enables THREAD_START (lifecycle does, usage does not): the threads
+# are announced to that one alone, and the JVM exits. A thread counted as not yet announced
+# to the other agent once held its events back, and flushed them again, for ever, at its
+# THREAD_END (JDK 17 clears the thread's group before ThreadEnd): the JVM never exited.
+export JAVA_TIMEOUT=60
+run_java "$(shim_arg usage)" "$(shim_arg lifecycle)" -cp "$CLASSES" MultiWork
+expect_rc 0
+expect_grep "$o" '^MultiWork: done known=42$' "THREAD_START enabled by one agent of two: the workload finished and the JVM exited"
+
 finish
