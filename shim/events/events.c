@@ -406,11 +406,22 @@ jint jvmpi_DisableEvent(struct instance *inst, jint t, void *arg)
     return JVMPI_SUCCESS;
 }
 
+/* Set by post() when it refuses a requested event (shutdown): RequestEvent then fails. */
+static _Thread_local bool tl_request_refused;
+
 static jint request_event(struct instance *inst, jint t, void *arg);
 
 jint jvmpi_RequestEvent(struct instance *inst, jint t, void *arg)
 {
+    tl_request_refused = false;
     jint rc = request_event(inst, t, arg);
+    /* The answer could not be delivered (the VM is shutting down): the agent learns it
+     * from the result rather than waiting for an event that never comes. */
+    if (tl_request_refused && rc == JVMPI_SUCCESS) {
+        report_misuse(inst, LOG_INFO, "RequestEvent(%s) while JVM_SHUT_DOWN is delivered on "
+                                      "another thread: not delivered, JVMPI_FAIL", event_name(t));
+        rc = JVMPI_FAIL;
+    }
     count_event_call(inst->request_calls, inst->request_failed, t, rc);
     return rc;
 }
@@ -532,17 +543,20 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
     /* A GC bracket that has begun is finished even if shutdown starts meanwhile: agents
      * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock.
      * A requested event is the answer to a call the agent is making (its sampler, until its
-     * JVM_SHUT_DOWN handler stops it): answered until JVM_SHUT_DOWN has been delivered, as
-     * HotSpot answered, rather than refused with a JVMPI_FAIL the agent cannot explain. */
+     * JVM_SHUT_DOWN handler stops it): answered, as HotSpot answered, until JVM_SHUT_DOWN's
+     * handler is about to run (shut_down_posting, read after the in-flight count, as the
+     * phase: see lifecycle_vm_death); from then on the agent's shutdown handler runs alone. */
     bool allowed = phase < PHASE_SHUTTING ||
                    (phase == PHASE_SHUTTING && (pthread_equal(pthread_self(), g_shim.shutdown_thread) ||
-                                                requested ||
+                                                (requested && !atomic_load(&g_shim.shut_down_posting)) ||
                                                 (gc_bracket_open() && worker_is_self())));
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
     if (!allowed || notify == NULL) {
         /* During JVM_SHUT_DOWN only the shutting-down thread talks to the agent; after it,
-         * or after ProfilerExit, nobody does. */
+         * or after ProfilerExit, nobody does. A request refused here fails (request_event). */
         flight_leave(fl);
+        if (requested)
+            tl_request_refused = true;
         return false;
     }
     /* Definition before use: the thread an event names is announced first; while that

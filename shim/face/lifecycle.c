@@ -174,8 +174,15 @@ void lifecycle_vm_death(JNIEnv *jni)
      * before JVM_SHUT_DOWN, whose handler is where agents write their "live" figures. */
     memory_deliver_frees(jni, true);
     memory_print_stats();
-    /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
+    /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. Requests other
+     * threads make are answered until now (an agent's sampler runs until its shutdown
+     * handler stops it); those under way finish first, bounded as above. */
     threads_post_exiting_thread_end(jni);
+    atomic_store(&g_shim.shut_down_posting, true);
+    for (int i = 0; i < 400 && events_inflight() > 0; i++) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);
     pthread_mutex_lock(&g_shim.life_lock);
     atomic_store(&g_shim.phase, PHASE_DEAD);
