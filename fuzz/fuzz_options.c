@@ -7,7 +7,8 @@
  *   - a failure returns -1 with a non-empty, NUL-terminated message and leaves nothing set;
  *     the same text fails the same way with an error buffer of 1..8 bytes (truncation);
  *   - a success has legacy= or help; legacy is non-empty and holds no ':'; the text ends
- *     with "legacy=" LEGACY [":" AGENT_OPTIONS] (legacy= takes the rest, verbatim); a
+ *     with "legacy=" (or "legacy:") LEGACY [":" AGENT_OPTIONS] (legacy= takes the rest,
+ *     verbatim, or with %3D and %25 decoded in a text without '='); a
  *     logfile or report file is non-empty and holds no ','; the level is one of the five;
  *   - round trip: the parsed options, written back in the grammar's canonical form,
  *     parse to the same options.
@@ -39,18 +40,20 @@ static bool same_str(const char *a, const char *b)
 static void check_empty(const struct shim_options *o, const char *text)
 {
     REQUIRE(o->legacy == NULL && o->agent_options == NULL && o->log_file == NULL &&
-                o->report_file == NULL && !o->help && !o->check_dumps && !o->log_level_set &&
+                o->report_file == NULL && o->record_file == NULL && !o->help &&
+                !o->check_dumps && !o->log_level_set &&
                 o->methods == METHODS_DEFAULT,
             "options left set after the failed parse of '%s'", text ? text : "(null)");
 }
 
-/* Write o back as "[help,][log=L,][logfile=P,][checkdumps,][report=R,][methods=M,]legacy=A[:O]" (or without
- * the legacy item when only help was given). */
+/* Write o back as "[help,][log=L,][logfile=P,][checkdumps,][report=R,][record=F,][methods=M,]
+ * legacy=A[:O]" (or without the legacy item when only help was given). */
 static char *canonical(const struct shim_options *o)
 {
     static const char *const names[] = {"quiet", "error", "warn", "info", "debug"};
     size_t cap = 80 + (o->log_file ? strlen(o->log_file) : 0) + (o->legacy ? strlen(o->legacy) : 0) +
                  (o->report_file ? strlen(o->report_file) : 0) +
+                 (o->record_file ? strlen(o->record_file) : 0) +
                  (o->agent_options ? strlen(o->agent_options) : 0);
     char *s = malloc(cap);
     REQUIRE(s != NULL, "malloc");
@@ -67,6 +70,8 @@ static char *canonical(const struct shim_options *o)
         ADD("checkdumps,");
     if (o->report_file)
         ADD("report=%s,", o->report_file);
+    if (o->record_file)
+        ADD("record=%s,", o->record_file);
     if (o->methods != METHODS_DEFAULT)
         ADD("methods=%s,", o->methods == METHODS_BCI ? "bci" : "jvmti");
     if (o->legacy)
@@ -92,22 +97,52 @@ static void check_ok(const struct shim_options *o, const char *text)
     if (o->report_file != NULL)
         REQUIRE(o->report_file[0] != '\0' && strchr(o->report_file, ',') == NULL, "report '%s'",
                 o->report_file);
+    if (o->record_file != NULL)
+        REQUIRE(o->record_file[0] != '\0' && strchr(o->record_file, ',') == NULL, "record '%s'",
+                o->record_file);
     if (o->legacy == NULL) {
         REQUIRE(o->agent_options == NULL, "agent options without legacy= in '%s'", text);
         return;
     }
     REQUIRE(o->legacy[0] != '\0' && strchr(o->legacy, ':') == NULL, "legacy '%s'", o->legacy);
-    /* legacy= takes the rest of the text: it must end with exactly what was parsed. */
-    size_t ll = strlen(o->legacy), al = o->agent_options ? strlen(o->agent_options) + 1 : 0;
-    size_t tl = strlen(text), need = 7 + ll + al;
-    REQUIRE(tl >= need, "'%s' shorter than its parts", text);
-    const char *tail = text + tl - need;
-    REQUIRE(memcmp(tail, "legacy=", 7) == 0 && memcmp(tail + 7, o->legacy, ll) == 0 &&
-                (o->agent_options == NULL ||
-                 (tail[7 + ll] == ':' && strcmp(tail + 8 + ll, o->agent_options) == 0)),
-            "'%s' does not end with legacy=%s%s%s", text, o->legacy, o->agent_options ? ":" : "",
-            o->agent_options ? o->agent_options : "");
-    REQUIRE(tail == text || tail[-1] == ',', "legacy= in the middle of an item in '%s'", text);
+    /* legacy= (or legacy:, the NAME:VALUE spelling) is the first item that starts so, and
+     * takes the rest of the text: it must hold exactly what was parsed. Agent options are
+     * verbatim, except in a text without '=', where %3D and %25 are decoded (jcmd's
+     * spelling of '=' and '%'). */
+    const char *tail = text;
+    while (!(strncmp(tail, "legacy", 6) == 0 && (tail[6] == '=' || tail[6] == ':'))) {
+        tail = strchr(tail, ',');
+        REQUIRE(tail != NULL, "'%s' accepted without a legacy item", text);
+        tail++;
+    }
+    size_t ll = strlen(o->legacy);
+    REQUIRE(strncmp(tail + 7, o->legacy, ll) == 0 && (tail[7 + ll] == '\0' || tail[7 + ll] == ':'),
+            "legacy '%s' is not what '%s' names", o->legacy, text);
+    if (tail[7 + ll] == '\0') {
+        REQUIRE(o->agent_options == NULL, "agent options '%s' from '%s'", o->agent_options, text);
+        return;
+    }
+    REQUIRE(o->agent_options != NULL, "no agent options from '%s'", text);
+    const char *raw = tail + 8 + ll;
+    if (strchr(text, '=') != NULL) {
+        REQUIRE(strcmp(raw, o->agent_options) == 0, "agent options '%s', not verbatim '%s'",
+                o->agent_options, raw);
+        return;
+    }
+    const char *a = o->agent_options;
+    while (*raw != '\0') {
+        char want = *raw;
+        if (raw[0] == '%' && raw[1] == '3' && (raw[2] == 'D' || raw[2] == 'd'))
+            want = '=', raw += 3;
+        else if (raw[0] == '%' && raw[1] == '2' && raw[2] == '5')
+            want = '%', raw += 3;
+        else
+            raw++;
+        REQUIRE(*a == want, "agent options '%s' are not the decoded '%s'", o->agent_options,
+                tail + 8 + ll);
+        a++;
+    }
+    REQUIRE(*a == '\0', "agent options '%s' longer than '%s'", o->agent_options, tail + 8 + ll);
 }
 
 static void parse_one(const char *text)
@@ -133,7 +168,8 @@ static void parse_one(const char *text)
                     again.log_level == o.log_level && again.check_dumps == o.check_dumps &&
                     again.methods == o.methods &&
                     same_str(again.log_file, o.log_file) &&
-                    same_str(again.report_file, o.report_file) && same_str(again.legacy, o.legacy) &&
+                    same_str(again.report_file, o.report_file) &&
+                    same_str(again.record_file, o.record_file) && same_str(again.legacy, o.legacy) &&
                     same_str(again.agent_options, o.agent_options),
                 "'%s' and its canonical form '%s' parse differently", text, again_text);
         options_free(&again);
