@@ -7,7 +7,8 @@
  * own proxy JavaVM (loader.c) so GetEnv(JVMPI_VERSION_1) can tell which agent asks.
  *
  * Identity (see docs/design.md): a thread is named by its JNIEnv* (threads.c keeps
- * env <-> jthread); jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
+ * env <-> jthread), a virtual thread by a JNIEnv-shaped record of its own (vthreads.c);
+ * jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
  *
  * Locks. No shim mutex is ever held while calling the agent's NotifyEvent, and none is
  * held across a JVMTI or JNI call that can wait for another Java thread; the exceptions
@@ -153,6 +154,17 @@ static inline void shim_own_java_end(void) { shim_own_java_depth--; }
 /* ---- core/state.c ---- */
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
+/* The env_id of the virtual thread mounted on the calling (carrier) thread, or NULL: set and
+ * cleared by threads/vthreads.c at mount and unmount (vthreads=threads, JDK 21 and later).
+ * A virtual thread has no JNIEnv of its own; while it runs, the carrier's JNIEnv makes the
+ * JNI calls and this names the JVMPI thread. */
+extern _Thread_local JNIEnv *shim_vthread_env;
+/* The calling thread's JVMPI id: the mounted virtual thread's env_id, else its JNIEnv. */
+static inline JNIEnv *shim_current_env(void)
+{
+    JNIEnv *vt = shim_vthread_env;
+    return vt != NULL ? vt : shim_current_jni();
+}
 /* Thread-local data: the shim's _Thread_local variables must stay within the 512 bytes of
  * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls); beyond
  * that every access to any of them goes through _dl_tlsdesc_dynamic (measured: 6 % of all

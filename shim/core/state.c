@@ -19,6 +19,7 @@ struct shim g_shim = {
 };
 
 static _Thread_local JNIEnv *tl_jni;
+_Thread_local JNIEnv *shim_vthread_env; /* see shim.h */
 
 /* A thread's blocks (shim_thread_block) are a list under one thread-specific key, whose
  * destructor frees them at thread exit and clears the thread-local pointers they hang on. */

@@ -22,7 +22,9 @@
  *
  * The switchboard sits below the areas that post through it (shim/README.md): announcing
  * the thread an event names, or holding the event back until it can be, is threads/' work,
- * reached through the functions threads/ registers (events_set_thread_upcalls).
+ * reached through the functions threads/ registers (events_set_thread_upcalls). An event
+ * built on a carrier while a virtual thread is mounted there gets the virtual thread's
+ * env_id here (shim_vthread_env), so no area need know about virtual threads.
  */
 #include "core/api.h"
 #include "core/worker.h"
@@ -490,6 +492,11 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
         deferred_flush();
     if (!requested && !event_on(inst, t))
         return false;
+    /* On a carrier that carries a virtual thread, what happens is the virtual thread's: an
+     * event built with the carrier's JNIEnv names the virtual thread (threads/vthreads.c). */
+    JNIEnv *vt = shim_vthread_env;
+    if (__builtin_expect(vt != NULL, 0) && ev->env_id != NULL && ev->env_id == shim_current_jni())
+        ev->env_id = vt;
     if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) < PHASE_LIVE)
         events_gate_wait();
     /* Counted in flight before the phase is read, so that shutdown, having set the phase,

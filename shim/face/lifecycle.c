@@ -174,6 +174,7 @@ void lifecycle_vm_death(JNIEnv *jni)
      * before JVM_SHUT_DOWN, whose handler is where agents write their "live" figures. */
     memory_deliver_frees(jni, true);
     memory_print_stats();
+    vthreads_print_stats();
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. */
     threads_post_exiting_thread_end(jni);
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);

@@ -18,7 +18,8 @@
  * without locks); its jmethodID is learned on the first probe from the caller's frame.
  * Natives of classes loaded after VMInit get a non-native wrapper (JVMTI native-method
  * prefix); natives of classes loaded before it cannot (a class cannot gain methods once
- * loaded) and get no method events, nor do hidden classes, which JVMTI never hooks.
+ * loaded) and get no method events, nor do hidden classes, which JVMTI never hooks, nor
+ * the JDK's virtual-thread plumbing while virtual threads are JVMPI threads (vthreads.c).
  * The shim's own Java calls made while serving a probe (reflection when announcing a
  * class) are not reported: a per-thread flag makes nested probes return at once.
  * Constructors report a throw through exitThrow: when their own super(...)/this(...) call
@@ -36,6 +37,7 @@
 #include "methods/bci.h"
 #include "methods/calltrace.h"
 #include "methods/methods.h"
+#include "threads/threads.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -428,7 +430,7 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
     unsigned flags = atomic_load(&want);
     if (flags == 0 || name == NULL || !started || shim_quiet())
         return;
-    if (strcmp(name, HOOK_CLASS) == 0)
+    if (strcmp(name, HOOK_CLASS) == 0 || vthreads_plumbing_class(name))
         return;
     /* A class gains methods only at its first load. The JDK's own plumbing is left
      * unwrapped: linking a renamed native goes through the Java native-library lookup

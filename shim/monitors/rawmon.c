@@ -128,7 +128,7 @@ static void lock_owned(struct rawmon *m)
         pthread_cond_wait(&m->enter_cv, &m->mu);
     m->owned = true;
     m->owner = pthread_self();
-    m->owner_env = shim_current_jni();
+    m->owner_env = shim_current_env(); /* a virtual thread in a handler: its env_id */
 }
 
 void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
@@ -152,7 +152,7 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
     }
     /* Contended: say so before blocking, with no lock held. */
     m->contenders++;
-    struct rawmon_waiter me = {shim_current_jni(), m->entering};
+    struct rawmon_waiter me = {shim_current_env(), m->entering};
     m->entering = &me;
     pthread_mutex_unlock(&m->mu);
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m);
@@ -233,7 +233,7 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
         pthread_mutex_lock(&m->mu);
     }
     m->waiters++;
-    struct rawmon_waiter me = {shim_current_jni(), m->waiting};
+    struct rawmon_waiter me = {shim_current_env(), m->waiting};
     m->waiting = &me;
     uint64_t gen = gen0;
     struct timespec deadline;
