@@ -96,7 +96,7 @@ expect_grep "$WORK/err" "report=$WORK/no/such/dir/r\.txt: cannot write the migra
 
 # Virtual threads (where the JVM has them: probed by the workload through Thread.ofVirtual,
 # not by a version number): the 8 that VThreads starts are counted, the first named, with
-# the mode that ran (vthreads=threads by default; threads/vthreads_report.sh has the other).
+# the mode that ran (vthreads=threads by default; threads/vthreads_modes.sh has the other).
 run_java "$(shim_arg crasher "" "report=$R")" -cp "$CLASSES" VThreads
 expect_rc 0
 if grep -q '^VThreads: no Thread.ofVirtual on this JVM$' "$WORK/out"; then
