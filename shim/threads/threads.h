@@ -110,6 +110,13 @@ static inline struct thread_rec *vthreads_rec(JNIEnv *env)
 /* The class (internal name) is the JDK's virtual-thread plumbing, whose methods post no
  * method events while virtual threads are JVMPI threads (vthreads.c says why). */
 bool vthreads_plumbing_class(const char *name);
+/* Method `name` `desc` of class `cls` (internal names) is the carrier's side of a mount
+ * (VirtualThread.runContinuation), whose transitions must post nothing (vthreads.c says
+ * why): bci.c gives it probes that call vthreads_carrier_enter at its entry and
+ * vthreads_carrier_leave at its exit, a throw included. */
+bool vthreads_transition_method(const char *cls, const char *name, const char *desc);
+void vthreads_carrier_enter(void);
+void vthreads_carrier_leave(void);
 /* CPU time of virtual thread r in ns (its carriers' while it was mounted), counted from the
  * first call of any agent that asks for CPU time; -1 if this JVM cannot say. */
 jlong vthreads_cpu(struct thread_rec *r);

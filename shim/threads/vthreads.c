@@ -134,6 +134,54 @@ bool vthreads_plumbing_class(const char *name)
             prefix_of(name, "jdk/internal/vm/Continuation"));
 }
 
+/* The carrier's side of a mount, VirtualThread.runContinuation: it mounts the virtual
+ * thread, runs it until it yields or ends, and unmounts it. Around the part where the virtual
+ * thread runs (from VirtualThreadStart or the mount event to the unmount event or
+ * VirtualThreadEnd) are the mount transitions, where the JDK runs instrumented methods
+ * (Thread.isInterrupted, the JavaLangAccess calls of Continuation.run) on the carrier. While a
+ * virtual thread is in a transition, JVMTI functions that name any virtual thread wait for it
+ * (SuspendThread of one waits for every transition to end), so no agent handler may run then:
+ * one that waits for a lock held by a thread inside such a call (a sampler suspending threads
+ * under its lock) would never return. JVMTI posts none of its own events there; bci.c gives
+ * runContinuation probes that call vthreads_carrier_enter and _leave, and the carrier posts
+ * nothing inside it except while the virtual thread is mounted (shim_own_java). The state,
+ * per carrier: */
+enum { CARRY_NONE, CARRY_SILENT, CARRY_MOUNTED };
+static _Thread_local unsigned char tl_carry;
+
+bool vthreads_transition_method(const char *cls, const char *name, const char *desc)
+{
+    return active && strcmp(cls, "java/lang/VirtualThread") == 0 && strcmp(desc, "()V") == 0 &&
+           strcmp(name, "runContinuation") == 0;
+}
+
+void vthreads_carrier_enter(void)
+{
+    if (tl_carry == CARRY_NONE) {
+        shim_own_java_begin();
+        tl_carry = CARRY_SILENT;
+    }
+}
+
+void vthreads_carrier_leave(void)
+{
+    if (tl_carry == CARRY_SILENT)
+        shim_own_java_end();
+    tl_carry = CARRY_NONE;
+}
+
+/* The virtual thread runs (true) or has stopped running (false) on this carrier. */
+static void carrier_runs_it(bool runs)
+{
+    if (runs && tl_carry == CARRY_SILENT) {
+        shim_own_java_end();
+        tl_carry = CARRY_MOUNTED;
+    } else if (!runs && tl_carry == CARRY_MOUNTED) {
+        shim_own_java_begin();
+        tl_carry = CARRY_SILENT;
+    }
+}
+
 /* ---- CPU time ---- */
 
 static jlong clock_ns(clockid_t c)
@@ -252,6 +300,7 @@ static struct thread_rec *rec_current(void)
 /* r is the virtual thread on this carrier now; its THREAD_START goes out if it has not. */
 static void mounted(JNIEnv *jni, struct thread_rec *r, bool first)
 {
+    carrier_runs_it(true);
     shim_vthread_env = r->env;
     if (atomic_load_explicit(&cpu_counting, memory_order_relaxed))
         cpu_mount(r);
@@ -286,6 +335,7 @@ static void JNICALL cb_vthread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vt)
         (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, NULL);
     }
     shim_vthread_env = NULL;
+    carrier_runs_it(false);
     threads_remove(r);
 }
 
@@ -312,6 +362,7 @@ static void JNICALL cb_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vt)
     if (atomic_load_explicit(&cpu_counting, memory_order_relaxed))
         cpu_unmount(vthreads_rec(env));
     shim_vthread_env = NULL;
+    carrier_runs_it(false);
 }
 
 void vthreads_callbacks(void **slot_start, void **slot_end)
