@@ -46,6 +46,7 @@ static struct event_row event_table[SHIM_NUM_EVENTS];
  * the sums stay complete. */
 struct flight {
     _Atomic long inflight;
+    JNIEnv *vt_env;     /* shim_vthread_env of the owning thread, beside the count it writes */
     _Atomic uint64_t delivered[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS];
     _Atomic int owned;
     struct flight *next;
@@ -60,6 +61,7 @@ static void flight_release(void *p)
 {
     struct flight *f = p;
     tl_flight = NULL;
+    f->vt_env = NULL;
     atomic_store(&f->owned, 0);
 }
 
@@ -462,6 +464,14 @@ void events_set_thread_upcalls(const struct events_thread_upcalls *u)
     thread_up = *u;
 }
 
+void events_set_vthread(JNIEnv *vt)
+{
+    shim_vthread_env = vt;
+    struct flight *f = flight_self();
+    if (f != NULL)
+        f->vt_env = vt;
+}
+
 bool event_post(struct instance *inst, JVMPI_Event *ev)
 {
     return post(inst, ev, NULL);
@@ -492,9 +502,11 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
         deferred_flush();
     if (!requested && !event_on(inst, t))
         return false;
+    struct flight *fl = flight_self();
     /* On a carrier that carries a virtual thread, what happens is the virtual thread's: an
-     * event built with the carrier's JNIEnv names the virtual thread (threads/vthreads.c). */
-    JNIEnv *vt = shim_vthread_env;
+     * event built with the carrier's JNIEnv names the virtual thread (threads/vthreads.c;
+     * the thread's record holds a copy of shim_vthread_env, read here at no extra cost). */
+    JNIEnv *vt = fl != NULL ? fl->vt_env : shim_vthread_env;
     if (__builtin_expect(vt != NULL, 0) && ev->env_id != NULL && ev->env_id == shim_current_jni())
         ev->env_id = vt;
     if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) < PHASE_LIVE)
@@ -503,7 +515,6 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
      * can wait for deliveries already past this check (see cb_vm_death). */
     /* Events from JVMTI callbacks carry the current thread's JNIEnv: no TLS lookup. */
     int slot = ev->env_id != NULL ? stripe_of(ev->env_id) : stripe_index();
-    struct flight *fl = flight_self();
     flight_enter(fl);
     int phase = asym ? atomic_load_explicit(&g_shim.phase, memory_order_relaxed)
                      : atomic_load(&g_shim.phase);

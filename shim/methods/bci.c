@@ -188,16 +188,18 @@ enum probe_kind { PROBE_ENTRY, PROBE_EXIT, PROBE_EXIT_THROW };
  * a constructor's exit by a throw also ends the callers that threw with it. */
 static void method_probe(JNIEnv *jni, jint id, enum probe_kind kind, jobject self, bool have_self)
 {
-    struct probe *p = probe_at(id);
-    if (__builtin_expect(p != NULL && p->bracket, 0)) {
-        if (kind == PROBE_ENTRY)
+    struct probe *p = probe_begin(id);
+    if (__builtin_expect(p == NULL || p->bracket, 0)) {
+        /* The carrier's side of a mount (vthreads.c): its exit comes while the carrier's
+         * events are off, which probe_begin answers with NULL. */
+        if (p == NULL && !tl_in_probe && shim_own_java())
+            p = probe_at(id);
+        if (p != NULL && p->bracket && kind == PROBE_ENTRY)
             vthreads_carrier_enter();
-        else
+        else if (p != NULL && p->bracket)
             vthreads_carrier_leave();
         return;
     }
-    if (p == NULL || tl_in_probe || shim_quiet() || shim_own_java())
-        return;
     tl_in_probe = 1;
     jmethodID m = probe_method(p);
     /* An entry that passes `this` right after a superCall is the super constructor that

@@ -63,7 +63,8 @@ static bool find_mount_events(void)
 {
     jint n = 0;
     jvmtiExtensionEventInfo *ev = NULL;
-    if ((*g_shim.jvmti)->GetExtensionEvents(g_shim.jvmti, &n, &ev) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetExtensionEvents(g_shim.jvmti, &n, &ev), LOG_INFO,
+                     "GetExtensionEvents, looking for the virtual-thread mount events"))
         return false;
     for (jint i = 0; i < n; i++) {
         if (ev[i].id != NULL && strcmp(ev[i].id, MOUNT_EVENT_ID) == 0)
@@ -95,7 +96,8 @@ static bool take_capability(void)
         return false;
     memset(&want, 0, sizeof want);
     ((unsigned char *)&want)[bit / 8] = (unsigned char)(1u << (bit % 8));
-    if ((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot), LOG_INFO,
+                     "GetPotentialCapabilities, looking for can_support_virtual_threads") ||
         !(((unsigned char *)&pot)[bit / 8] & (1u << (bit % 8))))
         return false; /* a JVM before JVMTI 21: no virtual threads */
     return jvmti_ok_at((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want), LOG_WARN,
@@ -273,7 +275,8 @@ static struct thread_rec *rec_new(JNIEnv *jni, jthread vt)
     } else {
         jvmtiThreadInfo ti;
         memset(&ti, 0, sizeof ti);
-        bool named = (*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, vt, &ti) == JVMTI_ERROR_NONE;
+        bool named = jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, vt, &ti), LOG_INFO,
+                                 "GetThreadInfo of the first virtual thread, for the report");
         report_note(REP_VIRTUAL_THREAD, "virtual thread \"%s\" was a JVMPI thread of its own "
                     "(vthreads=threads), env_id %p", named && ti.name ? ti.name : "?",
                     (void *)r->env);
@@ -292,7 +295,8 @@ static struct thread_rec *rec_new(JNIEnv *jni, jthread vt)
 static struct thread_rec *rec_current(void)
 {
     void *p = NULL;
-    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &p) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &p), LOG_WARN,
+                     "GetThreadLocalStorage of a virtual thread at its mount or end"))
         return NULL;
     return p;
 }
@@ -301,7 +305,7 @@ static struct thread_rec *rec_current(void)
 static void mounted(JNIEnv *jni, struct thread_rec *r, bool first)
 {
     carrier_runs_it(true);
-    shim_vthread_env = r->env;
+    events_set_vthread(r->env);
     if (atomic_load_explicit(&cpu_counting, memory_order_relaxed))
         cpu_mount(r);
     if (first && atomic_load(&g_shim.phase) >= PHASE_STARTING)
@@ -324,17 +328,18 @@ static void JNICALL cb_vthread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vt)
     (void)jvmti; (void)vt;
     struct thread_rec *r = rec_current();
     if (r == NULL) {
-        shim_vthread_env = NULL;
+        events_set_vthread(NULL);
         return;
     }
     /* JDK 25 posts this after the last Unmount: the virtual thread is the current thread
      * again for its THREAD_END and whatever the agent does in that handler. */
-    shim_vthread_env = r->env;
+    events_set_vthread(r->env);
     if (!shim_quiet()) {
         threads_post_end(jni, r);
-        (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, NULL);
+        jvmti_ok_at((*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, NULL), LOG_INFO,
+                    "SetThreadLocalStorage of a virtual thread at its end");
     }
-    shim_vthread_env = NULL;
+    events_set_vthread(NULL);
     carrier_runs_it(false);
     threads_remove(r);
 }
@@ -361,7 +366,7 @@ static void JNICALL cb_unmount(jvmtiEnv *jvmti, JNIEnv *jni, jthread vt)
         return;
     if (atomic_load_explicit(&cpu_counting, memory_order_relaxed))
         cpu_unmount(vthreads_rec(env));
-    shim_vthread_env = NULL;
+    events_set_vthread(NULL);
     carrier_runs_it(false);
 }
 
