@@ -14,6 +14,7 @@
 #include "face/face.h"
 #include "methods/bci.h"
 #include "modules.h"
+#include "threads/threads.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -102,8 +103,8 @@ struct callbacks21 {
 _Static_assert(offsetof(struct callbacks21, vthread_start) == sizeof(jvmtiEventCallbacks),
                "VirtualThreadStart follows SampledObjectAlloc");
 
-/* methods= of the first agent: the mechanism is one for all agents. */
-static int methods_choice;
+/* methods= and vthreads= of the first agent: one mechanism, one answer, for all agents. */
+static int methods_choice, vthreads_choice;
 /* report= given to the first agent loaded at start: virtual threads are counted for it. */
 static bool report_at_load;
 
@@ -125,8 +126,11 @@ static jint shim_init_once(JavaVM *vm)
     if (methods_choice != METHODS_JVMTI)
         bci_init();
     modules_init();
-    /* Only for a report, which counts them: the capability changes nothing else. */
-    bool vthreads = report_at_load && report_vthreads_onload();
+    /* Virtual threads as JVMPI threads of their own (threads/vthreads.c), where this JVM
+     * has them and vthreads=carriers was not asked for. Otherwise, only for a report, which
+     * counts them: the capability then changes nothing else. */
+    bool vt_threads = vthreads_choice != VTHREADS_CARRIERS && vthreads_onload();
+    bool vthreads = !vt_threads && report_at_load && report_vthreads_onload();
     bool natives = report_at_load && report_natives_onload();
 
     /* JDK 21's table is JDK 17's plus VirtualThreadStart/End after SampledObjectAlloc;
@@ -138,15 +142,20 @@ static jint shim_init_once(JavaVM *vm)
     cbp->VMDeath = cb_vm_death;
     cbp->DataDumpRequest = cb_data_dump;
     modules_callbacks(cbp);
-    if (vthreads)
+    if (vt_threads)
+        vthreads_callbacks(&ext.vthread_start, &ext.vthread_end);
+    else if (vthreads)
         report_vthreads_callbacks(&ext.vthread_start);
     if (natives)
         report_natives_callbacks(cbp);
+    bool ext_size = vt_threads || vthreads;
     if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, cbp,
-                                                     vthreads ? (jint)sizeof ext : (jint)sizeof ext.cb),
+                                                     ext_size ? (jint)sizeof ext : (jint)sizeof ext.cb),
                   "SetEventCallbacks in Agent_OnLoad"))
         return JNI_ERR;
-    if (vthreads)
+    if (vt_threads)
+        vthreads_enable();
+    else if (vthreads)
         report_vthreads_enable();
     if (natives)
         report_natives_enable();
@@ -202,12 +211,18 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     }
     if (g_shim.ninst == 0) {
         methods_choice = opts.methods;
+        vthreads_choice = opts.vthreads;
         report_at_load = opts.report_file != NULL;
         if (shim_init_once(vm) != JNI_OK)
             return JNI_ERR;
-    } else if (opts.methods != METHODS_DEFAULT && opts.methods != methods_choice) {
-        log_warn("legacy=%s: methods= applies to every agent and was settled by the first "
-                 "one; ignored here", opts.legacy);
+    } else {
+        if (opts.methods != METHODS_DEFAULT && opts.methods != methods_choice)
+            log_warn("legacy=%s: methods= applies to every agent and was settled by the first "
+                     "one; ignored here", opts.legacy);
+        if (opts.vthreads != VTHREADS_DEFAULT &&
+            (opts.vthreads == VTHREADS_CARRIERS) != (vthreads_choice == VTHREADS_CARRIERS))
+            log_warn("legacy=%s: vthreads= applies to every agent and was settled by the first "
+                     "one; ignored here", opts.legacy);
     }
 
     return add_instance(&opts);
@@ -268,6 +283,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     if (add_instance(&opts) != JNI_OK)
         return JNI_ERR;
     methods_choice = opts.methods;
+    vthreads_choice = opts.vthreads;
     if (shim_init_once(vm) != JNI_OK) {
         lifecycle_attach_abandon("JVMTI set-up failed");
         return JNI_ERR;

@@ -41,6 +41,12 @@ static const char help_text[] =
     "                        rewrites classes so compiled code stays compiled; jvmti\n"
     "                        uses JVMTI method events: slow (interpreter only), but\n"
     "                        also covers natives of classes loaded before the agent\n"
+    "  vthreads=threads|carriers  what a virtual thread (JDK 21 and later) is to\n"
+    "                        the agent: threads (default) makes each a JVMPI thread of\n"
+    "                        its own, with its own env_id, THREAD_START and THREAD_END;\n"
+    "                        carriers gives its events the env_id of the platform\n"
+    "                        thread that carries it, for agents that cannot take a\n"
+    "                        thread per task\n"
     "  report=PATH           write a migration report to PATH as the run goes: which\n"
     "                        JVMPI functions and events the agent used, how often,\n"
     "                        how faithfully this JVM served each, what went wrong,\n"
@@ -128,7 +134,8 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
     /* The whole option string is the name of an option that takes a value, and nothing
      * else: it lost its value on the way. jcmd JVMTI.agent_load does that to an unquoted
      * argument: its parser cuts "legacy=/x/libold.so:opts" at '=' and passes "legacy". */
-    static const char *const valued[] = {"legacy", "report", "record", "logfile", "log", "methods"};
+    static const char *const valued[] = {"legacy", "report", "record", "logfile", "log",
+                                         "methods", "vthreads"};
     for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++)
         if (strcmp(text, valued[i]) == 0)
             FAIL("the options are just '%s', without its value: was the option string cut at "
@@ -193,6 +200,14 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
                 o->methods = METHODS_JVMTI;
             else
                 FAIL("bad value in '%.*s': expected methods=bci or methods=jvmti", (int)n, p);
+        } else if (klen == 8 && memcmp(p, "vthreads", 8) == 0) {
+            if (v != NULL && vlen == 7 && memcmp(v, "threads", 7) == 0)
+                o->vthreads = VTHREADS_THREADS;
+            else if (v != NULL && vlen == 8 && memcmp(v, "carriers", 8) == 0)
+                o->vthreads = VTHREADS_CARRIERS;
+            else
+                FAIL("bad value in '%.*s': expected vthreads=threads or vthreads=carriers",
+                     (int)n, p);
         } else if (klen == 6 && memcmp(p, "report", 6) == 0) {
             if (v == NULL || vlen == 0)
                 FAIL("report= needs a path in '%.*s'", (int)n, p);

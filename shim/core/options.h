@@ -14,11 +14,13 @@ struct shim_options {
     char *report_file;      /* report=PATH: write the migration report there at exit */
     char *record_file;      /* record=PATH: record every event and JVMPI call there */
     int methods;            /* methods=bci|jvmti: how method events are made (enum below) */
+    int vthreads;           /* vthreads=threads|carriers: what a virtual thread is (enum below) */
     char *legacy;           /* legacy=PATH or bare NAME (found as libNAME.so) */
     char *agent_options;    /* text after the first ':' of legacy=, verbatim; NULL if no ':' */
 };
 
 enum { METHODS_DEFAULT = 0, METHODS_BCI, METHODS_JVMTI };
+enum { VTHREADS_DEFAULT = 0, VTHREADS_THREADS, VTHREADS_CARRIERS };
 
 /* Parse the -agentpath/-Xrun option text. Returns 0 and fills *o, or -1 with a message in
  * err that names the offending text. *o owns heap copies; free with options_free().

@@ -7,7 +7,8 @@
  * own proxy JavaVM (loader.c) so GetEnv(JVMPI_VERSION_1) can tell which agent asks.
  *
  * Identity (see docs/design.md): a thread is named by its JNIEnv* (threads.c keeps
- * env <-> jthread); jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
+ * env <-> jthread), a virtual thread by a JNIEnv-shaped record of its own (vthreads.c);
+ * jmethodIDs are JVMTI's, passed through; object ids are JVMTI tags.
  *
  * Locks. No shim mutex is ever held while calling the agent's NotifyEvent, and none is
  * held across a JVMTI or JNI call that can wait for another Java thread; the exceptions
@@ -196,6 +197,11 @@ struct shim_guard {
     _Atomic int hold;   /* suspenders holding it */
 };
 extern _Thread_local struct shim_guard *shim_tl_guard;
+/* On a carrier, the guard of the virtual thread mounted there (threads/vthreads.c sets it at
+ * mount and unmount): a section entered while it runs holds off the suspenders of both, the
+ * carrier's and the virtual thread's. It cannot change inside a section (a virtual thread in
+ * native code does not unmount). */
+extern _Thread_local struct shim_guard *shim_tl_vguard;
 struct shim_guard *shim_guard_self_slow(void);
 void shim_guard_wait(struct shim_guard *g);
 static inline void shim_crit_begin(void)
@@ -208,20 +214,34 @@ static inline void shim_crit_begin(void)
         atomic_store_explicit(&g->crit, depth + 1, memory_order_relaxed);
         return;
     }
+    struct shim_guard *vg = shim_tl_vguard;
     for (;;) {
         atomic_store(&g->crit, 1);
-        if (atomic_load(&g->hold) == 0)
+        if (atomic_load(&g->hold) != 0) {
+            atomic_store(&g->crit, 0);
+            shim_guard_wait(g);
+            continue;
+        }
+        if (__builtin_expect(vg == NULL, 1))
             return;
+        atomic_store(&vg->crit, 1);
+        if (atomic_load(&vg->hold) == 0)
+            return;
+        atomic_store(&vg->crit, 0);
         atomic_store(&g->crit, 0);
-        shim_guard_wait(g);
+        shim_guard_wait(vg);
     }
 }
 static inline void shim_crit_end(void)
 {
     struct shim_guard *g = shim_tl_guard;
-    if (g != NULL)
-        atomic_store_explicit(&g->crit, atomic_load_explicit(&g->crit, memory_order_relaxed) - 1,
-                              memory_order_release);
+    if (g == NULL)
+        return;
+    int depth = atomic_load_explicit(&g->crit, memory_order_relaxed) - 1;
+    struct shim_guard *vg = shim_tl_vguard;
+    if (depth == 0 && vg != NULL)
+        atomic_store_explicit(&vg->crit, 0, memory_order_release);
+    atomic_store_explicit(&g->crit, depth, memory_order_release);
 }
 /* For a suspender: hold g (true) once its thread is outside every critical section, trying
  * for a bounded time; false if the thread stayed inside (then do not suspend it now). */
@@ -233,6 +253,17 @@ void shim_guard_set_finder(struct shim_guard *(*find)(void));
 /* ---- core/state.c ---- */
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
+/* The env_id of the virtual thread mounted on the calling (carrier) thread, or NULL: set and
+ * cleared by threads/vthreads.c at mount and unmount (vthreads=threads, JDK 21 and later).
+ * A virtual thread has no JNIEnv of its own; while it runs, the carrier's JNIEnv makes the
+ * JNI calls and this names the JVMPI thread. */
+extern _Thread_local JNIEnv *shim_vthread_env;
+/* The calling thread's JVMPI id: the mounted virtual thread's env_id, else its JNIEnv. */
+static inline JNIEnv *shim_current_env(void)
+{
+    JNIEnv *vt = shim_vthread_env;
+    return vt != NULL ? vt : shim_current_jni();
+}
 /* Thread-local data: the shim's _Thread_local variables must stay within the 512 bytes of
  * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls); beyond
  * that every access to any of them goes through _dl_tlsdesc_dynamic (measured: 6 % of all

@@ -21,6 +21,7 @@ struct shim g_shim = {
 };
 
 static _Thread_local JNIEnv *tl_jni;
+_Thread_local JNIEnv *shim_vthread_env; /* see shim.h */
 
 /* A thread's blocks (shim_thread_block) are a list under one thread-specific key, whose
  * destructor frees them at thread exit and clears the thread-local pointers they hang on. */
@@ -112,6 +113,7 @@ const char *const jvmpi_fn_names[FN_COUNT] = {
 /* ---- the suspension guard (shim.h) ---- */
 
 _Thread_local struct shim_guard *shim_tl_guard;
+_Thread_local struct shim_guard *shim_tl_vguard;
 static struct shim_guard *(*guard_finder)(void);
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf */
 static pthread_cond_t guard_cond = PTHREAD_COND_INITIALIZER;

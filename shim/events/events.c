@@ -22,7 +22,9 @@
  *
  * The switchboard sits below the areas that post through it (shim/README.md): announcing
  * the thread an event names, or holding the event back until it can be, is threads/' work,
- * reached through the functions threads/ registers (events_set_thread_upcalls).
+ * reached through the functions threads/ registers (events_set_thread_upcalls). An event
+ * built on a carrier while a virtual thread is mounted there gets the virtual thread's
+ * env_id here (shim_vthread_env), so no area need know about virtual threads.
  */
 #include "core/api.h"
 #include "core/worker.h"
@@ -45,6 +47,7 @@ static struct event_row event_table[SHIM_NUM_EVENTS];
  * the sums stay complete. */
 struct flight {
     _Atomic long inflight;
+    JNIEnv *vt_env;     /* shim_vthread_env of the owning thread, beside the count it writes */
     _Atomic uint64_t delivered[SHIM_MAX_INSTANCES][SHIM_NUM_EVENTS];
     _Atomic int owned;
     struct flight *next;
@@ -59,6 +62,7 @@ static void flight_release(void *p)
 {
     struct flight *f = p;
     tl_flight = NULL;
+    f->vt_env = NULL;
     atomic_store(&f->owned, 0);
 }
 
@@ -500,6 +504,14 @@ void events_set_thread_upcalls(const struct events_thread_upcalls *u)
     thread_up = *u;
 }
 
+void events_set_vthread(JNIEnv *vt)
+{
+    shim_vthread_env = vt;
+    struct flight *f = flight_self();
+    if (f != NULL)
+        f->vt_env = vt;
+}
+
 bool event_post(struct instance *inst, JVMPI_Event *ev)
 {
     return post(inst, ev, NULL);
@@ -530,13 +542,19 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
         deferred_flush();
     if (!requested && !event_on(inst, t))
         return false;
+    struct flight *fl = flight_self();
+    /* On a carrier that carries a virtual thread, what happens is the virtual thread's: an
+     * event built with the carrier's JNIEnv names the virtual thread (threads/vthreads.c;
+     * the thread's record holds a copy of shim_vthread_env, read here at no extra cost). */
+    JNIEnv *vt = fl != NULL ? fl->vt_env : shim_vthread_env;
+    if (__builtin_expect(vt != NULL, 0) && ev->env_id != NULL && ev->env_id == shim_current_jni())
+        ev->env_id = vt;
     if (atomic_load_explicit(&g_shim.phase, memory_order_acquire) < PHASE_LIVE)
         events_gate_wait();
     /* Counted in flight before the phase is read, so that shutdown, having set the phase,
      * can wait for deliveries already past this check (see cb_vm_death). */
     /* Events from JVMTI callbacks carry the current thread's JNIEnv: no TLS lookup. */
     int slot = ev->env_id != NULL ? stripe_of(ev->env_id) : stripe_index();
-    struct flight *fl = flight_self();
     flight_enter(fl);
     int phase = asym ? atomic_load_explicit(&g_shim.phase, memory_order_relaxed)
                      : atomic_load(&g_shim.phase);

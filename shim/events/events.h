@@ -64,6 +64,10 @@ struct events_thread_upcalls {
     void (*announce_self_now)(JNIEnv *jni);
 };
 void events_set_thread_upcalls(const struct events_thread_upcalls *u);
+/* The calling carrier now carries virtual thread vt (its env_id), or none (NULL): sets
+ * shim_vthread_env and the copy event_post reads (threads/vthreads.c, at each mount and
+ * unmount). */
+void events_set_vthread(JNIEnv *vt);
 
 #define EVENT_MAX_JVMTI 4
 

@@ -118,7 +118,7 @@ static const struct {
     [REP_HELD_DIED] = {"objects of attaching threads that died before their THREAD_START "
                        "(neither OBJECT_ALLOC nor OBJECT_FREE posted)", RANK_HARMLESS},
     [REP_NATIVE_BOUND] = {"Java natives bound to the agent library", RANK_HARMLESS},
-    [REP_VIRTUAL_THREAD] = {"virtual threads seen (their events carry the carrier's env_id)", RANK_MAY},
+    [REP_VIRTUAL_THREAD] = {"virtual threads seen", RANK_MAY},
     [REP_CALL_NO_WAIT] = {"JVMPI calls that went on without waiting for another thread's "
                           "event handler (what they left comes from that thread)", RANK_HARMLESS},
     [REP_SHIM_WARNING] = {"warnings logged by the shim", RANK_MAY},
@@ -1585,7 +1585,7 @@ __attribute__((constructor)) static void report_start_clock(void)
         utc_offset = tm.tm_gmtoff;
 }
 
-/* ---- virtual threads (JVMTI 21+) ----
+/* ---- virtual threads (JVMTI 21+), vthreads=carriers (threads/vthreads.c counts the rest) ----
  * A virtual thread has no JNIEnv of its own: the JVMPI events it causes carry the JNIEnv,
  * the env_id, of the carrier thread it is mounted on, so an agent sees its work as the
  * carrier's. The report counts the virtual threads that started. The shim is compiled
@@ -1628,7 +1628,7 @@ static void JNICALL on_vthread_start(jvmtiEnv *j, JNIEnv *jni, jthread vt)
     memset(&ti, 0, sizeof ti);
     bool named = (*j)->GetThreadInfo(j, vt, &ti) == JVMTI_ERROR_NONE;
     report_note(REP_VIRTUAL_THREAD, "virtual thread \"%s\", its events posted with the env_id "
-                                    "of its carrier thread (JNIEnv %p)",
+                                    "of its carrier thread (vthreads=carriers; JNIEnv %p)",
                 named && ti.name ? ti.name : "?", (void *)jni);
     if (named) {
         (*j)->Deallocate(j, (unsigned char *)ti.name);

@@ -174,6 +174,7 @@ void lifecycle_vm_death(JNIEnv *jni)
      * before JVM_SHUT_DOWN, whose handler is where agents write their "live" figures. */
     memory_deliver_frees(jni, true);
     memory_print_stats();
+    vthreads_print_stats();
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. Requests other
      * threads make are answered until now (an agent's sampler runs until its shutdown
      * handler stops it); those under way finish first, bounded as above. */

@@ -59,40 +59,78 @@ static void post_free(JNIEnv *jni, jint type, jobject ref)
     event_post_all(&ev);
 }
 
-static jobject JNICALL w_NewGlobalRef(JNIEnv *env, jobject o)
+/* The VM's own functions: the table replaced at VMInit, or the current one if it was not. */
+static const struct JNINativeInterface_ *vm_fns(JNIEnv *env)
 {
-    jobject r = orig->NewGlobalRef(env, o);
-    if (r != NULL && events_any(JVMPI_EVENT_JNI_GLOBALREF_ALLOC) &&
-        !from_shim(__builtin_return_address(0)))
+    return orig != NULL ? orig : *env;
+}
+
+/* Each call with the address it returns to: what the shim calls itself posts nothing, and
+ * a call that comes through a virtual thread's env_id (jnienv.c) passes the agent's. */
+jobject jniref_new_global(JNIEnv *env, jobject o, void *caller)
+{
+    jobject r = vm_fns(env)->NewGlobalRef(env, o);
+    if (r != NULL && events_any(JVMPI_EVENT_JNI_GLOBALREF_ALLOC) && !from_shim(caller))
         post_alloc(env, JVMPI_EVENT_JNI_GLOBALREF_ALLOC, o, r);
     return r;
 }
 
-static void JNICALL w_DeleteGlobalRef(JNIEnv *env, jobject r)
+void jniref_delete_global(JNIEnv *env, jobject r, void *caller)
 {
-    bool post = r != NULL && events_any(JVMPI_EVENT_JNI_GLOBALREF_FREE) &&
-                !from_shim(__builtin_return_address(0));
-    orig->DeleteGlobalRef(env, r);
+    bool post = r != NULL && events_any(JVMPI_EVENT_JNI_GLOBALREF_FREE) && !from_shim(caller);
+    vm_fns(env)->DeleteGlobalRef(env, r);
     if (post)
         post_free(env, JVMPI_EVENT_JNI_GLOBALREF_FREE, r);
 }
 
-static jweak JNICALL w_NewWeakGlobalRef(JNIEnv *env, jobject o)
+jweak jniref_new_weak(JNIEnv *env, jobject o, void *caller)
 {
-    jweak r = orig->NewWeakGlobalRef(env, o);
-    if (r != NULL && events_any(JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC) &&
-        !from_shim(__builtin_return_address(0)))
+    jweak r = vm_fns(env)->NewWeakGlobalRef(env, o);
+    if (r != NULL && events_any(JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC) && !from_shim(caller))
         post_alloc(env, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC, o, r);
     return r;
 }
 
-static void JNICALL w_DeleteWeakGlobalRef(JNIEnv *env, jweak r)
+void jniref_delete_weak(JNIEnv *env, jweak r, void *caller)
 {
-    bool post = r != NULL && events_any(JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE) &&
-                !from_shim(__builtin_return_address(0));
-    orig->DeleteWeakGlobalRef(env, r);
+    bool post = r != NULL && events_any(JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE) && !from_shim(caller);
+    vm_fns(env)->DeleteWeakGlobalRef(env, r);
     if (post)
         post_free(env, JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, r);
+}
+
+jint jniref_get_java_vm(JNIEnv *env, JavaVM **vm, void *caller)
+{
+    jint rc = vm_fns(env)->GetJavaVM(env, vm);
+    struct instance *inst = shim_instance_at(caller);
+    if (rc == JNI_OK && vm != NULL && inst != NULL)
+        *vm = (JavaVM *)&inst->vm;
+    return rc;
+}
+
+static jobject JNICALL w_NewGlobalRef(JNIEnv *env, jobject o)
+{
+    return jniref_new_global(env, o, __builtin_return_address(0));
+}
+
+static void JNICALL w_DeleteGlobalRef(JNIEnv *env, jobject r)
+{
+    jniref_delete_global(env, r, __builtin_return_address(0));
+}
+
+static jweak JNICALL w_NewWeakGlobalRef(JNIEnv *env, jobject o)
+{
+    return jniref_new_weak(env, o, __builtin_return_address(0));
+}
+
+static void JNICALL w_DeleteWeakGlobalRef(JNIEnv *env, jweak r)
+{
+    jniref_delete_weak(env, r, __builtin_return_address(0));
+}
+
+static jint JNICALL w_GetJavaVM(JNIEnv *env, JavaVM **vm)
+{
+    return jniref_get_java_vm(env, vm, __builtin_return_address(0));
 }
 
 /* The executable segment of the shim's own library. */
@@ -109,15 +147,6 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *base)
         }
     }
     return 1;
-}
-
-static jint JNICALL w_GetJavaVM(JNIEnv *env, JavaVM **vm)
-{
-    jint rc = orig->GetJavaVM(env, vm);
-    struct instance *inst = shim_instance_at(__builtin_return_address(0));
-    if (rc == JNI_OK && vm != NULL && inst != NULL)
-        *vm = (JavaVM *)&inst->vm;
-    return rc;
 }
 
 static void install(void)

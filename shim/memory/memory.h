@@ -1,4 +1,5 @@
-/* memory.h — allocation, free and GC events (memory.c), JNI refs (jniref.c). */
+/* memory.h — allocation, free and GC events (memory.c), JNI refs (jniref.c), the JNIEnv
+ * lent to virtual threads (jnienv.c). */
 #ifndef JVMPISHIM_MEMORY_H
 #define JVMPISHIM_MEMORY_H
 
@@ -37,6 +38,16 @@ void memory_onload_done(void);    /* every JVM_OnLoad has returned */
 void memory_module_callbacks(jvmtiEventCallbacks *cb);
 
 void jniref_install_always(void);   /* VMInit: JNI table with GetJavaVM -> proxy JavaVM */
+/* The same calls as the replaced table's, for a call made elsewhere on the agent's behalf:
+ * caller is the agent's return address (what the shim calls itself posts nothing). */
+jobject jniref_new_global(JNIEnv *env, jobject o, void *caller);
+void jniref_delete_global(JNIEnv *env, jobject r, void *caller);
+jweak jniref_new_weak(JNIEnv *env, jobject o, void *caller);
+void jniref_delete_weak(JNIEnv *env, jweak r, void *caller);
+jint jniref_get_java_vm(JNIEnv *env, JavaVM **vm, void *caller);
+/* The JNI function table of a JNIEnv lent to a JVMPI thread that has none (a virtual
+ * thread's env_id): each function runs on the calling thread's own JNIEnv (jnienv.c). */
+const struct JNINativeInterface_ *jnienv_borrowed_table(void);
 
 void jniref_module_init(void);     /* Agent_OnLoad: JNI_GLOBALREF_* rows (jniref.c) */
 

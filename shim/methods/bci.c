@@ -18,7 +18,10 @@
  * without locks); its jmethodID is learned on the first probe from the caller's frame.
  * Natives of classes loaded after VMInit get a non-native wrapper (JVMTI native-method
  * prefix); natives of classes loaded before it cannot (a class cannot gain methods once
- * loaded) and get no method events, nor do hidden classes, which JVMTI never hooks.
+ * loaded) and get no method events, nor do hidden classes, which JVMTI never hooks, nor
+ * the JDK's virtual-thread plumbing while virtual threads are JVMPI threads (vthreads.c):
+ * only VirtualThread.runContinuation gets probes, which keep the carrier's events off during
+ * the mount transitions it runs.
  * The shim's own Java calls made while serving a probe (reflection when announcing a
  * class) are not reported: a per-thread flag makes nested probes return at once.
  * Constructors report a throw through exitThrow: when their own super(...)/this(...) call
@@ -36,6 +39,7 @@
 #include "methods/bci.h"
 #include "methods/calltrace.h"
 #include "methods/methods.h"
+#include "threads/threads.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -62,6 +66,7 @@ struct probe {
     uint8_t *code;                  /* original bytecode, for INSTRUCTION_START */
     uint32_t code_len;
     uint32_t init_bci1;             /* constructors: 1 + rewritten offset of super(...), or 0 */
+    bool bracket;                   /* the carrier's side of a mount (vthreads.c) */
 };
 #define CHUNK_BITS 12
 #define CHUNK (1 << CHUNK_BITS)
@@ -185,8 +190,17 @@ enum probe_kind { PROBE_ENTRY, PROBE_EXIT, PROBE_EXIT_THROW };
 static void method_probe(JNIEnv *jni, jint id, enum probe_kind kind, jobject self, bool have_self)
 {
     struct probe *p = probe_begin(id);
-    if (p == NULL)
+    if (__builtin_expect(p == NULL || p->bracket, 0)) {
+        /* The carrier's side of a mount (vthreads.c): its exit comes while the carrier's
+         * events are off, which probe_begin answers with NULL. */
+        if (p == NULL && !tl_in_probe && shim_own_java())
+            p = probe_at(id);
+        if (p != NULL && p->bracket && kind == PROBE_ENTRY)
+            vthreads_carrier_enter();
+        else if (p != NULL && p->bracket)
+            vthreads_carrier_leave();
         return;
+    }
     tl_in_probe = 1;
     jmethodID m = probe_method(p);
     /* An entry that passes `this` right after a superCall is the super constructor that
@@ -371,14 +385,25 @@ bool bci_is_hook_method(jmethodID m)
 struct rewrite_ctx {
     unsigned flags;
     const char *class_name;
+    bool plumbing;      /* the JDK's virtual-thread plumbing: brackets only (vthreads.c) */
 };
 
 static int32_t cb_method_id(void *vctx, int index, const char *name, const char *desc,
                             uint16_t access)
 {
-    (void)vctx; (void)index; (void)name; (void)desc;
+    struct rewrite_ctx *ctx = vctx;
+    (void)index;
     if (access & 0x0400) /* abstract: no code */
         return -1;
+    if (ctx->plumbing) {
+        if (!vthreads_transition_method(ctx->class_name, name, desc))
+            return -1;
+        int32_t id = probe_new();
+        struct probe *p = probe_at(id);
+        if (p != NULL)
+            p->bracket = true;
+        return id;
+    }
     return probe_new();
 }
 
@@ -433,6 +458,11 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
         return;
     if (strcmp(name, HOOK_CLASS) == 0)
         return;
+    /* The JDK's virtual-thread plumbing posts no method events (its frames run across a
+     * mount), but the carrier's side of a mount gets brackets (vthreads.c). */
+    bool plumbing = vthreads_plumbing_class(name);
+    if (plumbing)
+        flags = CF_METHOD_PROBES;
     /* A class gains methods only at its first load. The JDK's own plumbing is left
      * unwrapped: linking a renamed native goes through the Java native-library lookup
      * (jdk.internal.loader.NativeLibrary.findEntry0 on JDK 25), which must not itself
@@ -440,7 +470,7 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
     if (redefined == NULL && (flags & CF_METHOD_PROBES) && strncmp(name, "jdk/internal/", 13) != 0 &&
         strncmp(name, "java/lang/", 10) != 0 && strncmp(name, "sun/", 4) != 0)
         flags |= CF_WRAP_NATIVES;
-    struct rewrite_ctx ctx = {flags, name};
+    struct rewrite_ctx ctx = {flags, name, plumbing};
     struct cf_probe_spec spec = {
         .hook_class = HOOK_CLASS,
         .flags = flags,

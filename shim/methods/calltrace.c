@@ -4,7 +4,8 @@
  * events) and the JVMPI line number: -3 for native methods, -1 where the class has no line
  * table, else the line whose range holds the bci. HotSpot returned 0 frames for a thread
  * other than the caller unless the agent had suspended it; JVMTI can walk a running thread
- * safely, so the shim always returns its real stack.
+ * safely, so the shim always returns its real stack. A virtual thread's env_id walks the
+ * virtual thread, mounted or not; a carrier's, the carrier's own frames.
  *
  * Line tables are cached per method in a per-thread hash (a sampler thread, or each thread
  * that traces itself in an event, has its own): the lookup of a frame takes no lock, shares
@@ -460,7 +461,7 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
                       "GetCallTrace from a thread the JVM does not know: no frames");
         return;
     }
-    if (env == jni) {
+    if (env == shim_current_env()) {
         const struct calltrace_snap *snap = calltrace_snap_now;
         trace->num_frames = snap == NULL ? calltrace_fill(jni, NULL, trace->frames, depth)
                             : snap->from_method != NULL
@@ -500,7 +501,7 @@ bool world_hold(JNIEnv *jni, struct world *w, jint depth)
         /* Each thread's guard first (shim.h): none stops inside a section of the shim that
          * holds a lock the dump then needs. */
         for (size_t i = 0; i < w->n; i++)
-            if (w->snap[i].thread != NULL && w->snap[i].env != jni &&
+            if (w->snap[i].thread != NULL && !threads_env_is_self(w->snap[i].env) &&
                 (w->recs[i] = threads_acquire(w->snap[i].env)) != NULL) {
                 if (!threads_hold_guard(w->recs[i])) {
                     threads_release(w->recs[i]);

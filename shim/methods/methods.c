@@ -32,6 +32,7 @@
 #include "methods/bci.h"
 #include "methods/calltrace.h"
 #include "methods/methods.h"
+#include "threads/threads.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@
 struct method_rec {
     jmethodID method;       /* key */
     bool is_static;
+    bool plumbing;          /* the JDK's virtual-thread plumbing (threads/vthreads.c) */
     uint32_t announced;     /* instances for which the class went out */
     UT_hash_handle hh;
 };
@@ -59,6 +61,27 @@ static inline unsigned mslot(jmethodID m)
 }
 
 static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m);
+
+/* Is m a method of the JDK's virtual-thread plumbing? JVMTI method events only: with
+ * methods=bci those classes are not rewritten (bci.c). */
+static bool method_is_plumbing(jmethodID m)
+{
+    jclass c = NULL;
+    char *sig = NULL;
+    bool yes = false;
+    if ((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, m, &c) == JVMTI_ERROR_NONE &&
+        (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, c, &sig, NULL) == JVMTI_ERROR_NONE &&
+        sig[0] == 'L') {
+        size_t n = strlen(sig);
+        sig[n - 1] = '\0'; /* "Ljava/lang/VirtualThread;" -> "java/lang/VirtualThread" */
+        yes = vthreads_plumbing_class(sig + 1);
+    }
+    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    JNIEnv *jni = shim_current_jni();
+    if (c != NULL && jni != NULL)
+        (*jni)->DeleteLocalRef(jni, c);
+    return yes;
+}
 
 static inline struct method_rec *method_rec(JNIEnv *jni, jmethodID m)
 {
@@ -91,6 +114,7 @@ static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
     jint mods = 0;
     (*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods);
     r->is_static = (mods & 0x0008) != 0;
+    r->plumbing = vthreads_on() && !bci_available() && method_is_plumbing(m);
     if (jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
         classes_method_announced(jni, m);
         r->announced = g_shim.ninst == 1;
@@ -346,6 +370,11 @@ static void JNICALL cb_method_entry(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     (void)jvmti; (void)thread;
     if (shim_quiet() || shim_own_java())
         return;
+    if (vthreads_on()) {
+        struct method_rec *r = method_rec(jni, m);
+        if (r != NULL && r->plumbing)
+            return;
+    }
     /* Inside a JVMTI callback the method's own frame is at depth 0. */
     methods_post_entry(jni, m, NULL, false, 0);
 }
@@ -356,6 +385,11 @@ static void JNICALL cb_method_exit(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
     (void)jvmti; (void)thread; (void)by_exception; (void)rv;
     if (shim_quiet() || shim_own_java())
         return;
+    if (vthreads_on()) {
+        struct method_rec *r = method_rec(jni, m);
+        if (r != NULL && r->plumbing)
+            return;
+    }
     methods_post_exit(jni, m);
 }
 

@@ -48,8 +48,8 @@ static pthread_mutex_t owed_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t owed_cond = PTHREAD_COND_INITIALIZER; /* a contender's post ended */
 static struct owed_exit *owed_head;
 
-static _Thread_local struct owed_exit *tl_owed; /* this thread's contention, if owed */
-static _Thread_local struct timespec tl_wait_start;
+/* A thread's contention owed an EXIT and the start of its wait are kept in its thread record
+ * (mon_owed, mon_wait_start): a virtual thread that blocks may go on on another carrier. */
 
 /* Take e off the list. Under owed_lock. */
 static void owed_unlink(struct owed_exit *e)
@@ -61,6 +61,16 @@ static void owed_unlink(struct owed_exit *e)
     if (e->next)
         e->next->prev = e->prev;
     e->prev = e->next = NULL;
+}
+
+/* A contention nobody will post an EXIT for: off the list and freed. */
+static void owed_drop(JNIEnv *jni, struct owed_exit *e)
+{
+    pthread_mutex_lock(&owed_lock);
+    owed_unlink(e);
+    pthread_mutex_unlock(&owed_lock);
+    (*jni)->DeleteGlobalRef(jni, e->lock);
+    free(e);
 }
 
 static jobjectID object_id(JNIEnv *jni, jobject o)
@@ -83,7 +93,9 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
     if (shim_quiet() || shim_own_java())
         return;
     (void)t;
-    tl_owed = NULL;
+    struct thread_rec *self = threads_self();
+    if (self != NULL)
+        self->mon_owed = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
         jvmtiMonitorUsage u;
         if ((*jvmti)->GetObjectMonitorUsage(jvmti, o, &u) == JVMTI_ERROR_NONE) {
@@ -99,7 +111,10 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
                         owed_head->prev = e;
                     owed_head = e;
                     pthread_mutex_unlock(&owed_lock);
-                    tl_owed = e;
+                    if (self != NULL)
+                        self->mon_owed = e;
+                    else
+                        owed_drop(jni, e); /* nobody to post it: no record for this thread */
                 } else if (e != NULL) {
                     free(e);
                     log_warn("MONITOR_CONTENDED_EXIT: no global reference for the contended "
@@ -123,8 +138,10 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
-    struct owed_exit *e = tl_owed;
-    tl_owed = NULL;
+    struct thread_rec *self = threads_self();
+    struct owed_exit *e = self != NULL ? self->mon_owed : NULL;
+    if (self != NULL)
+        self->mon_owed = NULL;
     if (e != NULL) {
         /* Not posted by the owner at its THREAD_END, and the owner not ending: post it here.
          * An owner that has begun to end (or has ended: it may take the monitor after its
@@ -156,9 +173,10 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
 }
 
-void monitors_owner_ending(JNIEnv *jni)
+void monitors_owner_ending(JNIEnv *env)
 {
-    struct thread_rec *me = threads_acquire(jni);
+    JNIEnv *jni = shim_current_jni();
+    struct thread_rec *me = threads_acquire(env);
     jobject *locks = NULL;
     size_t n = 0, cap = 0;
     bool busy = false;
@@ -169,7 +187,7 @@ void monitors_owner_ending(JNIEnv *jni)
     shim_crit_begin(); /* JNI calls under a shim lock (shim.h) */
     pthread_mutex_lock(&owed_lock);
     for (struct owed_exit *e = owed_head; e != NULL; e = e->next) {
-        if (e->owner != jni || e->posted)
+        if (e->owner != env || e->posted)
             continue;
         if (e->posting) {
             busy = true;
@@ -194,7 +212,7 @@ void monitors_owner_ending(JNIEnv *jni)
     shim_crit_end();
     for (size_t i = 0; i < n; i++) {
         if (locks[i] != NULL && events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT))
-            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, jni, jni, locks[i]);
+            post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, env, jni, locks[i]);
         if (locks[i] != NULL)
             (*jni)->DeleteLocalRef(jni, locks[i]);
     }
@@ -209,7 +227,7 @@ void monitors_owner_ending(JNIEnv *jni)
         for (;;) {
             bool still = false;
             for (struct owed_exit *e = owed_head; e != NULL && !still; e = e->next)
-                still = e->owner == jni && e->posting;
+                still = e->owner == env && e->posting;
             if (!still || pthread_cond_timedwait(&owed_cond, &owed_lock, &deadline) != 0)
                 break;
         }
@@ -240,7 +258,9 @@ static void JNICALL cb_monitor_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, job
     if (shim_quiet() || shim_own_java())
         return;
     (void)jvmti; (void)t;
-    clock_gettime(CLOCK_MONOTONIC, &tl_wait_start);
+    struct thread_rec *self = threads_self();
+    if (self != NULL)
+        clock_gettime(CLOCK_MONOTONIC, &self->mon_wait_start);
     set_wait_obj(jni, o);
     if (!events_any(JVMPI_EVENT_MONITOR_WAIT))
         return;
@@ -262,10 +282,13 @@ static void JNICALL cb_monitor_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, j
     set_wait_obj(jni, NULL);
     if (!events_any(JVMPI_EVENT_MONITOR_WAITED))
         return;
-    struct timespec now;
+    struct timespec now, start = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &now);
-    jlong ms = (jlong)(now.tv_sec - tl_wait_start.tv_sec) * 1000 +
-               (now.tv_nsec - tl_wait_start.tv_nsec) / 1000000;
+    struct thread_rec *self = threads_self();
+    if (self != NULL)
+        start = self->mon_wait_start;
+    jlong ms = start.tv_sec == 0 ? 0 : (jlong)(now.tv_sec - start.tv_sec) * 1000 +
+                                       (now.tv_nsec - start.tv_nsec) / 1000000;
     JVMPI_Event ev;
     int hand = ids_hand_open();
     event_init(&ev, JVMPI_EVENT_MONITOR_WAITED, jni);

@@ -10,8 +10,8 @@
 
 /* On an ending thread, just before its THREAD_END: post MONITOR_CONTENDED_EXIT for every
  * contention that saw this thread own the monitor and whose contender has not got it yet
- * (the ending thread has released it). */
-void monitors_owner_ending(JNIEnv *jni);
+ * (the ending thread has released it). env: the ending thread's env_id. */
+void monitors_owner_ending(JNIEnv *env);
 
 /* Start-up (modules.c). */
 void monitors_module_init(void);

@@ -203,6 +203,7 @@ static inline bool contended(struct rawmon *m)
  * call until it exits. */
 struct holder {
     _Atomic(JNIEnv *) env;              /* the thread's JNIEnv; NULL while it has none */
+    _Atomic(JNIEnv *) vt;               /* the virtual thread mounted at its last call, or NULL */
     _Atomic(struct rawmon *) on;        /* the monitor it is blocked on, or NULL */
     _Atomic bool waiting;               /* blocked in RawMonitorWait (else to enter) */
     bool listed;                        /* in holders (written by its thread, holders_lock) */
@@ -264,6 +265,11 @@ static inline struct holder *me(void)
 {
     struct holder *h = &tl_holder;
     __asm__("" : "+r"(h)); /* one thread-local lookup, not one per use */
+    /* A virtual thread calling from a handler on its carrier owns and waits as itself in
+     * dumps (its env_id); it cannot unmount inside the call. */
+    JNIEnv *vt = shim_vthread_env;
+    if (__builtin_expect(vt != atomic_load_explicit(&h->vt, memory_order_relaxed), 0))
+        atomic_store_explicit(&h->vt, vt, memory_order_relaxed);
     if (__builtin_expect(!h->listed, 0) ||
         (__builtin_expect(atomic_load_explicit(&h->env, memory_order_relaxed) == NULL, 0) &&
          (++h->recheck & 255) == 0))
@@ -611,7 +617,8 @@ static size_t holders_copy(struct seen **by_mon, struct seen **by_thread)
     struct seen *s = malloc((n_holders ? n_holders : 1) * sizeof *s);
     for (struct holder *h = holders; h != NULL && s != NULL; h = h->next) {
         struct rawmon *m = atomic_load_explicit(&h->on, memory_order_acquire);
-        s[n++] = (struct seen){h, atomic_load(&h->env), m ? m->index : 0,
+        JNIEnv *vt = atomic_load(&h->vt);
+        s[n++] = (struct seen){h, vt != NULL ? vt : atomic_load(&h->env), m ? m->index : 0,
                                m != NULL && atomic_load(&m->id) != 0, atomic_load(&h->waiting)};
     }
     pthread_mutex_unlock(&holders_lock);

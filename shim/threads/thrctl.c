@@ -30,10 +30,14 @@
 #define RESULT_INVALID_THREAD 10  /* JVMDI_ERROR_INVALID_THREAD, as HotSpot answered */
 #define RESULT_SUSPENDED 14       /* JVMDI_ERROR_THREAD_SUSPENDED */
 
-static jlong cpu_of(jthread t)
+/* JVMTI has no CPU time for a virtual thread (JVMTI_ERROR_UNSUPPORTED_OPERATION on JDK
+ * 25): the shim's own count of its carriers' time stands in (vthreads.c). */
+static jlong cpu_of(struct thread_rec *r)
 {
+    if (r->jni_table != NULL)
+        return vthreads_cpu(r);
     jlong ns = -1;
-    if ((*g_shim.jvmti)->GetThreadCpuTime(g_shim.jvmti, t, &ns) != JVMTI_ERROR_NONE)
+    if ((*g_shim.jvmti)->GetThreadCpuTime(g_shim.jvmti, r->ref, &ns) != JVMTI_ERROR_NONE)
         return -1;
     return ns;
 }
@@ -93,7 +97,8 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
         report_misuse(inst, LOG_INFO, "%s(NULL): ignored", fn);
         return NULL;
     }
-    if (threads_env_is_current(env)) {
+    /* Also the carrier of the calling virtual thread: suspending it stops the caller. */
+    if (threads_env_is_self(env)) {
         log_debug("agent %d: %s(self): ignored, as HotSpot did", inst->slot, fn);
         return NULL;
     }
@@ -109,7 +114,7 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
 
 static void note_suspended(struct thread_rec *r, jint status_before)
 {
-    jlong now = cpu_of(r->ref);
+    jlong now = cpu_of(r);
     pthread_mutex_lock(&r->wait_lock); /* suspension fields: several agent threads may call */
     r->has_run = r->cpu_at_suspend == 0 || now < 0 || now != r->cpu_at_suspend;
     r->cpu_at_suspend = now < 0 ? 0 : now;
@@ -251,7 +256,7 @@ jboolean jvmpi_ThreadHasRun(struct instance *inst, JNIEnv *env)
         report_misuse(inst, LOG_INFO, "ThreadHasRun(NULL): JNI_FALSE");
         return JNI_FALSE;
     }
-    if (threads_env_is_current(env))
+    if (threads_env_is_self(env))
         return JNI_TRUE; /* it is running now */
     struct thread_rec *r = threads_acquire(env);
     if (r == NULL || r->ref == NULL) {
@@ -264,7 +269,7 @@ jboolean jvmpi_ThreadHasRun(struct instance *inst, JNIEnv *env)
     if (r->jvmpi_suspended) {
         ran = r->has_run ? JNI_TRUE : JNI_FALSE;
     } else {
-        jlong now = cpu_of(r->ref);
+        jlong now = cpu_of(r);
         if (now < 0 && shim_current_jni() == NULL)
             report_misuse(inst, LOG_WARN, "ThreadHasRun(%p) from a thread the JVM does not "
                           "know: its CPU time cannot be read; JNI_TRUE", (void *)env);

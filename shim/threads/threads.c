@@ -12,7 +12,9 @@
  *
  * Records are keyed by JNIEnv* (uthash under reg_lock) and refcounted, so a lookup from
  * another thread never uses a record freed by ThreadEnd. The calling thread's own record is
- * cached in a thread-local pointer: TLS get/set on the current thread take no lock.
+ * cached in a thread-local pointer: TLS get/set on the current thread take no lock. A
+ * virtual thread's record is keyed by its own env_id and reached, while it is mounted, from
+ * its carrier's thread-local shim_vthread_env (vthreads.c).
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -31,7 +33,7 @@
 /* Registered by the areas above threads/ at start-up (threads.h). */
 static void (*up_snap_take)(struct calltrace_snap *s, jmethodID from);
 static void (*up_snap_free)(struct calltrace_snap *s);
-static void (*up_owner_ending)(JNIEnv *jni);
+static void (*up_owner_ending)(JNIEnv *env);
 
 void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
                            void (*release)(struct calltrace_snap *s))
@@ -40,7 +42,7 @@ void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID
     up_snap_free = release;
 }
 
-void threads_set_owner_ending(void (*fn)(JNIEnv *jni))
+void threads_set_owner_ending(void (*fn)(JNIEnv *env))
 {
     up_owner_ending = fn;
 }
@@ -81,6 +83,8 @@ static void rec_free(JNIEnv *jni, struct thread_rec *r)
     pthread_mutex_destroy(&r->wait_lock);
     free(r->group_name);
     free(r->parent_name);
+    if (r->jni_table != NULL)
+        vthreads_record_freed();
     free(r);
 }
 
@@ -89,6 +93,9 @@ struct thread_rec *threads_acquire(JNIEnv *env)
     if (env == NULL)
         return NULL;
     struct thread_rec *r = tl_self;
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL && vt == env)
+        r = vthreads_rec(vt); /* mounted here: it cannot end meanwhile */
     if (r != NULL && r->env == env) {
         atomic_fetch_add(&r->refs, 1);
         return r;
@@ -145,6 +152,13 @@ static struct thread_rec *rec_insert(JNIEnv *jni, JNIEnv *env, jthread t, bool *
     return r;
 }
 
+void threads_add(struct thread_rec *r)
+{
+    pthread_mutex_lock(&reg_lock);
+    HASH_ADD_PTR(by_env, env, r);
+    pthread_mutex_unlock(&reg_lock);
+}
+
 static void rec_remove(struct thread_rec *r)
 {
     bool was_in = false;
@@ -173,7 +187,16 @@ static JNIEnv *env_from_eetop(JNIEnv *jni, jthread t)
 
 JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
 {
-    return env_from_eetop(jni, t);
+    JNIEnv *env = env_from_eetop(jni, t);
+    if (env != NULL || t == NULL || !vthreads_on())
+        return env;
+    /* A virtual thread (no eetop): its record is in its JVMTI thread-local storage, where a
+     * platform thread has nothing or the mark ThreadEnd left (vthreads.c). */
+    void *p = NULL;
+    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, t, &p) != JVMTI_ERROR_NONE ||
+        p == NULL || p == &ended_mark)
+        return NULL;
+    return (JNIEnv *)((char *)p + offsetof(struct thread_rec, jni_table));
 }
 
 /* After its ThreadEnd a native thread may detach and attach again: the launcher's main
@@ -194,6 +217,9 @@ static bool reattached(void)
  * main before its ThreadStart arrives). */
 struct thread_rec *threads_self(void)
 {
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL)
+        return vthreads_rec(vt);
     if (tl_self != NULL)
         return tl_self;
     if (tl_ended && !reattached())
@@ -364,7 +390,12 @@ size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out)
 
 bool threads_env_is_current(JNIEnv *env)
 {
-    return env != NULL && env == shim_current_jni();
+    return env != NULL && env == shim_current_env();
+}
+
+bool threads_env_is_self(JNIEnv *env)
+{
+    return env != NULL && (env == shim_current_jni() || env == shim_vthread_env);
 }
 
 void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
@@ -396,6 +427,9 @@ void *jvmpi_GetThreadLocalStorage(struct instance *inst, JNIEnv *env)
         report_misuse(inst, LOG_INFO, "GetThreadLocalStorage(NULL env): NULL");
         return NULL;
     }
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL && vt == env)
+        return vthreads_rec(vt)->tls[inst->slot];
     struct thread_rec *r = tl_self;
     if (r != NULL && r->env == env)
         return r->tls[inst->slot];
@@ -413,6 +447,9 @@ void *jvmpi_GetThreadLocalStorage(struct instance *inst, JNIEnv *env)
 jlong jvmpi_GetCurrentThreadCpuTime(struct instance *inst)
 {
     (void)inst;
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL)
+        return vthreads_cpu(vthreads_rec(vt));
     /* Works on every thread, Java or not, in every phase (JVMTI's needs a live Java thread). */
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
@@ -583,9 +620,10 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
     struct tnames n;
     tnames_get(jni, r->ref, &n);
     /* THREAD_END carries THREAD_START's payload (HotSpot did); the group may be gone by
-     * now, so the names THREAD_START gave are kept. */
+     * now, so the names THREAD_START gave are kept. A virtual thread's group is the JDK's
+     * own for them, which stays: nothing is kept for it. */
     pthread_mutex_lock(&r->wait_lock);
-    if (n.group != NULL && r->group_name == NULL) {
+    if (n.group != NULL && r->group_name == NULL && r->jni_table == NULL) {
         r->group_name = strdup(n.group);
         r->parent_name = n.parent ? strdup(n.parent) : NULL;
     }
@@ -596,7 +634,8 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
      * named it yet (a thread attached through JNI: the VM allocates that object without
      * sampling it), is announced right after it rather than before, on a thread not yet
      * started. Any other thread's object is announced first. */
-    bool own_start = r->env == jni && (type & ~JVMPI_REQUESTED_EVENT) == JVMPI_EVENT_THREAD_START;
+    bool own_start = r->env == shim_current_env() &&
+                     (type & ~JVMPI_REQUESTED_EVENT) == JVMPI_EVENT_THREAD_START;
     JVMPI_Event ev;
     event_init(&ev, type, jni);
     ev.u.thread_start.thread_name = n.name;
@@ -651,7 +690,7 @@ static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
 
 static bool under_construction(struct thread_rec *r)
 {
-    if (atomic_load(&g_shim.phase) < PHASE_LIVE || r->ref == NULL)
+    if (atomic_load(&g_shim.phase) < PHASE_LIVE || r->ref == NULL || r->jni_table != NULL)
         return false;
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
@@ -755,11 +794,15 @@ static void flush_held(void)
     }
 }
 
-static struct thread_rec *self_for(JNIEnv *jni)
+/* The record of env if it names the calling JVMPI thread, else NULL. */
+static struct thread_rec *self_for(JNIEnv *env)
 {
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL)
+        return env == vt ? vthreads_rec(vt) : NULL;
     struct thread_rec *r = tl_self;
-    if (r == NULL || r->env != jni) {
-        if (jni == NULL || jni != shim_current_jni())
+    if (r == NULL || r->env != env) {
+        if (env == NULL || env != shim_current_jni())
             return NULL;
         r = threads_self();
     }
@@ -780,9 +823,9 @@ static uint32_t start_wanted(void)
     return on;
 }
 
-bool threads_announce_self(JNIEnv *jni)
+bool threads_announce_self(JNIEnv *env)
 {
-    struct thread_rec *r = self_for(jni);
+    struct thread_rec *r = self_for(env);
     if (r == NULL)
         return true;
     uint32_t all = start_wanted();
@@ -790,20 +833,25 @@ bool threads_announce_self(JNIEnv *jni)
         return true;
     if (under_construction(r))
         return false;
-    announce(jni, r, 0);
+    announce(shim_current_jni(), r, 0);
     flush_held();
     return true;
 }
 
-void threads_announce_self_now(JNIEnv *jni)
+void threads_announce_self_now(JNIEnv *env)
 {
-    struct thread_rec *r = self_for(jni);
+    struct thread_rec *r = self_for(env);
     if (r == NULL)
         return;
     uint32_t all = start_wanted();
     if ((atomic_load(&r->announced) & all) != all)
-        announce(jni, r, 0);
+        announce(shim_current_jni(), r, 0);
     flush_held();
+}
+
+void threads_announce(JNIEnv *jni, struct thread_rec *r)
+{
+    announce(jni, r, 0);
 }
 
 void threads_replay(JNIEnv *jni)
@@ -836,7 +884,7 @@ static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
     /* EXITs owed to contenders that have not woken yet come first: HotSpot posted them
      * at the release, on this thread, before its THREAD_END. */
     if (up_owner_ending != NULL)
-        up_owner_ending(jni);
+        up_owner_ending(r->env);
     __atomic_store_n(&r->end_posted, true, __ATOMIC_RELEASE); /* read by contenders */
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
@@ -845,10 +893,20 @@ static void post_thread_end(JNIEnv *jni, struct thread_rec *r)
     }
 }
 
+void threads_post_end(JNIEnv *jni, struct thread_rec *r)
+{
+    post_thread_end(jni, r);
+}
+
+void threads_remove(struct thread_rec *r)
+{
+    rec_remove(r);
+}
+
 void threads_post_exiting_thread_end(JNIEnv *jni)
 {
-    struct thread_rec *r = threads_self();
-    if (r != NULL && r->env == jni)
+    struct thread_rec *r = threads_self(); /* a virtual thread's, if one calls exit */
+    if (r != NULL && (r->env == jni || r->env == shim_vthread_env))
         post_thread_end(jni, r);
 }
 

@@ -4,6 +4,8 @@
 
 #include "core/shim.h"
 #include "events/events.h"
+#include <stddef.h>
+#include <time.h>
 #include <uthash.h>
 
 struct thread_rec {
@@ -31,6 +33,19 @@ struct thread_rec {
      * (shim.h, shim_guard): threads_suspend_guarded / threads_resume_guarded. */
     struct shim_guard guard;
     bool ended;
+    /* A virtual thread (vthreads.c): its env_id is &jni_table, a JNIEnv whose functions run
+     * on the calling thread's own JNIEnv (memory/jnienv.c); NULL for a platform thread. */
+    const struct JNINativeInterface_ *jni_table;
+    /* The CPU time its carriers spent while it was mounted, counted once an agent asks for
+     * CPU time (vthreads.c): ns so far, and the carrier's clock at this mount (-1: this
+     * mount is not counted). Written by the carrier it is mounted on, under wait_lock. */
+    jlong vt_cpu_ns, vt_mount_cpu;
+    clockid_t vt_carrier_clock;
+    /* monitors.c: this thread's contention owed a MONITOR_CONTENDED_EXIT and the start of
+     * its Object.wait, kept per JVMPI thread (a virtual thread that blocks may go on on
+     * another carrier). */
+    void *mon_owed;
+    struct timespec mon_wait_start;
     UT_hash_handle hh;
 };
 
@@ -40,8 +55,10 @@ struct thread_rec *threads_acquire(JNIEnv *env);   /* NULL if unknown; else rele
 bool threads_hold_guard(struct thread_rec *r);
 void threads_release_guard(struct thread_rec *r);
 void threads_release(struct thread_rec *r);
-struct thread_rec *threads_self(void);              /* the caller's own (borrowed) */
-JNIEnv *threads_env_of(JNIEnv *jni, jthread t);     /* NULL if unknown */
+/* The caller's own (borrowed): the mounted virtual thread's on a carrier that carries one. */
+struct thread_rec *threads_self(void);
+/* The env_id of thread t (a virtual thread's too), or NULL if unknown; not validated. */
+JNIEnv *threads_env_of(JNIEnv *jni, jthread t);
 
 struct thread_snap {
     JNIEnv *env;
@@ -50,10 +67,11 @@ struct thread_snap {
 size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out);
 
 /* Definition before use: make sure every instance that enabled THREAD_START has been told
- * about the calling thread. Cheap when it has (a thread-local check). False while the
- * thread's Thread object is still being built (its THREAD_START could not name it yet):
- * the caller holds its event back with threads_hold_event. */
-bool threads_announce_self(JNIEnv *jni);
+ * about the calling thread, if env names it (the event's env_id). Cheap when it has (a
+ * thread-local check). False while the thread's Thread object is still being built (its
+ * THREAD_START could not name it yet): the caller holds its event back with
+ * threads_hold_event. */
+bool threads_announce_self(JNIEnv *env);
 /* An event of the current thread while its Thread object is being built (a thread
  * attaching through JNI): kept with the thread's trace at this moment (trace, if the event
  * was held before and has one, else taken now), and posted after its THREAD_START with
@@ -62,7 +80,7 @@ bool threads_announce_self(JNIEnv *jni);
 bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
                         const struct calltrace_snap *trace);
 /* Announce the current thread now, whatever its state, and post what was held back. */
-void threads_announce_self_now(JNIEnv *jni);
+void threads_announce_self_now(JNIEnv *env);
 void threads_replay(JNIEnv *jni);
 
 void threads_module_init(void);
@@ -74,14 +92,58 @@ jint threads_module_enable(void);
 jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
 void threads_on_start(JNIEnv *jni, jthread t);
 void threads_on_end(JNIEnv *jni, jthread t);
+/* env names the calling JVMPI thread (shim_current_env: a mounted virtual thread, else the
+ * thread's own JNIEnv). */
 bool threads_env_is_current(JNIEnv *env);
+/* env names the calling thread or, while it carries a virtual thread, that carrier: the
+ * threads a JVMPI function must not suspend. */
+bool threads_env_is_self(JNIEnv *env);
 void threads_post_exiting_thread_end(JNIEnv *jni);
+
+/* ---- virtual threads (vthreads.c), JDK 21 and later, vthreads=threads ----
+ * Agent_OnLoad: take can_support_virtual_threads and find the mount and unmount extension
+ * events; false if this JVM has not all of them (a JVM before JDK 21: nothing changes).
+ * Then the VirtualThreadStart/End callbacks into their slots (JDK 21's table: the two after
+ * SampledObjectAlloc), and the events switched on after SetEventCallbacks. */
+bool vthreads_onload(void);
+void vthreads_callbacks(void **slot_start, void **slot_end);
+jint vthreads_enable(void);
+bool vthreads_on(void);
+/* The record of a virtual thread's env_id, valid while the env_id is (borrowed). */
+static inline struct thread_rec *vthreads_rec(JNIEnv *env)
+{
+    return (struct thread_rec *)((char *)env - offsetof(struct thread_rec, jni_table));
+}
+/* The class (internal name) is the JDK's virtual-thread plumbing, whose methods post no
+ * method events while virtual threads are JVMPI threads (vthreads.c says why). */
+bool vthreads_plumbing_class(const char *name);
+/* Method `name` `desc` of class `cls` (internal names) is the carrier's side of a mount
+ * (VirtualThread.runContinuation), whose transitions must post nothing (vthreads.c says
+ * why): bci.c gives it probes that call vthreads_carrier_enter at its entry and
+ * vthreads_carrier_leave at its exit, a throw included. */
+bool vthreads_transition_method(const char *cls, const char *name, const char *desc);
+void vthreads_carrier_enter(void);
+void vthreads_carrier_leave(void);
+/* CPU time of virtual thread r in ns (its carriers' while it was mounted), counted from the
+ * first call of any agent that asks for CPU time; -1 if this JVM cannot say. */
+jlong vthreads_cpu(struct thread_rec *r);
+
+/* JVMPISHIM_MEMSTATS (at shutdown, with memory_print_stats): the virtual threads' records
+ * alive now, at most, and made in all, and the size of one. */
+void vthreads_print_stats(void);
+void vthreads_record_freed(void);   /* threads.c, as a virtual thread's record is freed */
+
+/* For vthreads.c: the registry's own operations on a record it built. */
+void threads_add(struct thread_rec *r);             /* into the registry, which holds one ref */
+void threads_remove(struct thread_rec *r);          /* out of it: freed with the last ref */
+void threads_announce(JNIEnv *jni, struct thread_rec *r);  /* THREAD_START to who wants it */
+void threads_post_end(JNIEnv *jni, struct thread_rec *r);  /* THREAD_END, on that thread */
 
 /* What threads/ asks of the areas above it, registered by them at start-up (their module
  * init): the stack of an event held back (methods/calltrace.c), and the
  * MONITOR_CONTENDED_EXITs a thread that ends still owes (monitors/monitors.c). */
 void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
                            void (*release)(struct calltrace_snap *s));
-void threads_set_owner_ending(void (*fn)(JNIEnv *jni));
+void threads_set_owner_ending(void (*fn)(JNIEnv *env)); /* env: the ending thread's env_id */
 
 #endif

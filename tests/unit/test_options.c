@@ -138,6 +138,7 @@ static void test_shim_options_before_legacy(void)
     if (ok_parse("legacy=x", &o) == 0) {
         CHECK(o.report_file == NULL, "report_file set without report=");
         CHECK_EQ_INT(o.methods, METHODS_DEFAULT);
+        CHECK_EQ_INT(o.vthreads, VTHREADS_DEFAULT);
     }
     options_free(&o);
 
@@ -147,6 +148,16 @@ static void test_shim_options_before_legacy(void)
     options_free(&o);
     if (ok_parse("methods=jvmti,methods=bci,legacy=x:methods=jvmti", &o) == 0)
         CHECK_EQ_INT(o.methods, METHODS_BCI);
+    options_free(&o);
+
+    /* vthreads=threads|carriers; the last one wins */
+    if (ok_parse("vthreads=carriers,legacy=x", &o) == 0)
+        CHECK_EQ_INT(o.vthreads, VTHREADS_CARRIERS);
+    options_free(&o);
+    if (ok_parse("vthreads=carriers,vthreads=threads,legacy=x:vthreads=carriers", &o) == 0) {
+        CHECK_EQ_INT(o.vthreads, VTHREADS_THREADS);
+        CHECK_STR(o.agent_options, "vthreads=carriers");
+    }
     options_free(&o);
 }
 
@@ -254,6 +265,11 @@ static void test_errors(void)
     bad_parse("methods=,legacy=x", "'methods='", (char *)NULL);
     bad_parse("methods,legacy=x", "'methods'", (char *)NULL);
     bad_parse("methods=JVMTI,legacy=x", "methods=JVMTI", (char *)NULL);
+    /* vthreads= with a bad or missing value */
+    bad_parse("vthreads=virtual,legacy=x", "vthreads=virtual", "threads", "carriers", (char *)NULL);
+    bad_parse("vthreads=,legacy=x", "'vthreads='", (char *)NULL);
+    bad_parse("vthreads,legacy=x", "'vthreads'", (char *)NULL);
+    bad_parse("vthreads", "just 'vthreads', without its value", (char *)NULL);
     /* report= without a path */
     bad_parse("report=,legacy=x", "report=", "path", (char *)NULL);
     bad_parse("report,legacy=x", "'report'", (char *)NULL);
