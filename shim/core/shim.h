@@ -251,6 +251,9 @@ void shim_guard_release(struct shim_guard *g);
 void shim_guard_set_finder(struct shim_guard *(*find)(void));
 
 /* ---- core/state.c ---- */
+/* JDK 21's can_support_virtual_threads, taken if this JVM offers it (false: no virtual
+ * threads here, or the JVM refused; a refusal is logged). */
+bool shim_take_vthreads_capability(void);
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
 /* The env_id of the virtual thread mounted on the calling (carrier) thread, or NULL: set and

@@ -1599,22 +1599,7 @@ static bool vthreads_cap;
 
 bool report_vthreads_onload(void)
 {
-    jvmtiCapabilities probe, want, pot;
-    memset(&probe, 0, sizeof probe);
-    probe.can_generate_sampled_object_alloc_events = 1;
-    const unsigned char *pb = (const unsigned char *)&probe;
-    size_t bit = (size_t)-1;
-    for (size_t i = 0; i < sizeof probe * 8 && bit == (size_t)-1; i++)
-        if (pb[i / 8] & (1u << (i % 8)))
-            bit = i + 1;
-    if (bit == (size_t)-1 || bit >= sizeof want * 8)
-        return false;
-    memset(&want, 0, sizeof want);
-    ((unsigned char *)&want)[bit / 8] = (unsigned char)(1u << (bit % 8));
-    if ((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot) != JVMTI_ERROR_NONE ||
-        !(((unsigned char *)&pot)[bit / 8] & (1u << (bit % 8))))
-        return false; /* a JVM before JVMTI 21: no virtual threads */
-    vthreads_cap = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want) == JVMTI_ERROR_NONE;
+    vthreads_cap = shim_take_vthreads_capability();
     return vthreads_cap;
 }
 

@@ -81,35 +81,11 @@ static bool find_mount_events(void)
     return mount_index >= 0 && unmount_index >= 0;
 }
 
-/* can_support_virtual_threads: the bit after can_generate_sampled_object_alloc_events. */
-static bool take_capability(void)
-{
-    jvmtiCapabilities probe, want, pot;
-    memset(&probe, 0, sizeof probe);
-    probe.can_generate_sampled_object_alloc_events = 1;
-    const unsigned char *pb = (const unsigned char *)&probe;
-    size_t bit = (size_t)-1;
-    for (size_t i = 0; i < sizeof probe * 8 && bit == (size_t)-1; i++)
-        if (pb[i / 8] & (1u << (i % 8)))
-            bit = i + 1;
-    if (bit == (size_t)-1 || bit >= sizeof want * 8)
-        return false;
-    memset(&want, 0, sizeof want);
-    ((unsigned char *)&want)[bit / 8] = (unsigned char)(1u << (bit % 8));
-    if (!jvmti_ok_at((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot), LOG_INFO,
-                     "GetPotentialCapabilities, looking for can_support_virtual_threads") ||
-        !(((unsigned char *)&pot)[bit / 8] & (1u << (bit % 8))))
-        return false; /* a JVM before JVMTI 21: no virtual threads */
-    return jvmti_ok_at((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want), LOG_WARN,
-                       "AddCapabilities(can_support_virtual_threads) for virtual threads as "
-                       "JVMPI threads");
-}
-
 bool vthreads_onload(void)
 {
     if (!find_mount_events())
         return false;
-    if (!take_capability())
+    if (!shim_take_vthreads_capability())
         return false;
     active = true;
     log_debug("virtual threads: each a JVMPI thread of its own (mount events %d/%d)",
