@@ -22,6 +22,7 @@
  * the one at the previous suspension.
  */
 #include "core/api.h"
+#include "core/worker.h"
 #include "events/report.h"
 #include "threads/threads.h"
 
@@ -100,6 +101,15 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
     /* Also the carrier of the calling virtual thread: suspending it stops the caller. */
     if (threads_env_is_self(env)) {
         log_debug("agent %d: %s(self): ignored, as HotSpot did", inst->slot, fn);
+        return NULL;
+    }
+    /* The shim's worker: an agent knows its env from the THREAD_START before the events it
+     * posts (a GC bracket, OBJECT_FREE, CLASS_UNLOAD). It serves the JVM's heap walks and the
+     * agent's brackets; stopped inside a JVM heap walk it would stop every thread (see
+     * memory.c, flush_frees), so it is left running, as HotSpot's internal threads were. */
+    if (env == worker_env()) {
+        *result = 0; /* as for a thread left running inside a shim section (thread_list) */
+        log_debug("agent %d: %s(the shim's worker thread): left running", inst->slot, fn);
         return NULL;
     }
     struct thread_rec *r = threads_acquire(env);

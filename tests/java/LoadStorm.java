@@ -4,14 +4,17 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntUnaryOperator;
 
-/** LoadStorm [SECONDS] [THREADS]: the workload of tests/it/threads/sampler_hang.sh. For SECONDS
+/** LoadStorm [SECONDS] [THREADS] [virtual]: the workload of tests/it/threads/sampler_hang.sh. For SECONDS
  *  (default 8), THREADS (default 32) threads "storm-NN" each loop over six kinds of work:
  *  allocate objects of LoadStorm's own classes (Node chains with int[] payloads, Leaf[] arrays
  *  of Leafs), enter one of 4 shared locks, notify and wait(1) on one of them, start and join a
  *  short-lived thread "storm-short-N" (which allocates a little), and define LoadStormCargoSub,
  *  LoadStormCargo and LoadStormCargoApi from their class files through a fresh class loader
  *  and run them (3 CLASS_LOADs of new classes each time, on many threads at once, while their
- *  code runs under a sampler). Then every thread is joined and main prints its ground truth:
+ *  code runs under a sampler). With "virtual", on a JVM that has virtual threads (probed:
+ *  Thread.ofVirtual, found by reflection), the storm-NN and storm-short-N threads are virtual
+ *  threads (a program of today); main says which it made ("LoadStorm: virtual=yes|no").
+ *  Then every thread is joined and main prints its ground truth:
  *    LoadStorm: truth threads=T seconds=S iterations=N nodes=N int_arrays=N leaves=N
  *               leaf_arrays=N lock_entries=N waits=N short_threads=N loaders=N classes_defined=N
  *    LoadStorm: defined NAME N           one line per cargo class
@@ -106,8 +109,24 @@ public class LoadStorm {
         }
     }
 
+    /** Thread.ofVirtual() when asked for and this JVM has it, else null. */
+    static Object virtualBuilder;
+
+    /** A new thread named name running r: virtual if virtualBuilder is set. */
+    static Thread newThread(Runnable r, String name) {
+        if (virtualBuilder == null)
+            return new Thread(r, name);
+        try {
+            Class<?> b = Class.forName("java.lang.Thread$Builder");
+            Object named = b.getMethod("name", String.class).invoke(virtualBuilder, name);
+            return (Thread) b.getMethod("unstarted", Runnable.class).invoke(named, r);
+        } catch (ReflectiveOperationException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static void shortThread(int k) throws InterruptedException {
-        Thread t = new Thread(() -> {
+        Thread t = newThread(() -> {
             Leaf l = new Leaf();
             l.ref = new int[4];
             sink = l;
@@ -147,6 +166,14 @@ public class LoadStorm {
     public static void main(String[] args) throws Exception {
         int secs = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 32;
+        if (args.length > 2 && args[2].equals("virtual")) {
+            try {
+                virtualBuilder = Thread.class.getMethod("ofVirtual").invoke(null);
+            } catch (NoSuchMethodException e) {
+                virtualBuilder = null; /* a JVM before virtual threads: platform threads */
+            }
+        }
+        System.out.println("LoadStorm: virtual=" + (virtualBuilder != null ? "yes" : "no"));
         for (String name : CARGO) {
             try (InputStream in = LoadStorm.class.getResourceAsStream("/" + name + ".class")) {
                 bytes.put(name, in.readAllBytes());
@@ -156,7 +183,7 @@ public class LoadStorm {
         Thread[] ts = new Thread[n];
         for (int i = 0; i < n; i++) {
             final int id = i;
-            ts[i] = new Thread(() -> work(id), String.format("storm-%02d", i));
+            ts[i] = newThread(() -> work(id), String.format("storm-%02d", i));
         }
         for (Thread t : ts)
             t.start();

@@ -8,7 +8,8 @@
 # frame with GetMethodClass and RequestEvent(CLASS_LOAD), and makes one more JVMPI call per
 # round (requests of every kind, dumps, status, objects, CPU time, RawMonitorWait). HotSpot
 # never made a JVMPI caller wait for another thread's handler, so all of this ended.
-# Five runs of sampler_lock with different mixes, and the bundled HPROF twice
+# Six runs of sampler_lock with different mixes, the last with the storm's threads virtual
+# threads where the JVM has them (LoadStorm ... virtual), and the bundled HPROF twice
 # (cpu=samples; heap=sites,monitor=y). For each run:
 #  - it ends by itself within RUN_TIMEOUT s (else: a hang; the JVM's native and Java
 #    stacks are saved in hang.LABEL.gdb and hang.LABEL.jstack, the waiting frames shown,
@@ -27,11 +28,12 @@ BUDGET=${SAMPLER_BUDGET:-285}   # tests/run.sh ends a test after 300 s
 t_start=$(date +%s)
 field() { echo "$1" | sed -n "s/.*[ ]$2=\([0-9-]*\).*/\1/p"; }
 
-# storm LABEL AGENT_ARG — LoadStorm under the agent; sets RC ("hang" if it had to be killed).
+# storm LABEL AGENT_ARG [virtual] — LoadStorm under the agent; sets RC ("hang" if it had to
+# be killed).
 storm() {
-  local label=$1 arg=$2 pid s
+  local label=$1 arg=$2 virt=${3:-} pid s
   # shellcheck disable=SC2086 # JVMPI_TEST_JAVA_OPTS is a list of options
-  "$JAVA" -Xshare:auto ${JVMPI_TEST_JAVA_OPTS:-} "$arg" -cp "$CLASSES" LoadStorm $SECS \
+  "$JAVA" -Xshare:auto ${JVMPI_TEST_JAVA_OPTS:-} "$arg" -cp "$CLASSES" LoadStorm $SECS 32 $virt \
     >"$WORK/out.$label" 2>"$WORK/err.$label" &
   pid=$!
   for ((s = 0; s < RUN_TIMEOUT; s++)); do
@@ -95,6 +97,7 @@ runs=(
   "hprof-heap:hprof=heap=sites,monitor=y"
   "all:calls=all"
   "alloc-mon:alloc,monitor,calls=trace"
+  "virtual:calls=trace"
 )
 skipped=""
 for r in "${runs[@]}"; do
@@ -123,9 +126,11 @@ for r in "${runs[@]}"; do
       esac
       ;;
     *)
-      storm "$label" "$(shim_arg sampler_lock "$opts")"
+      virt=""; [ "$label" = virtual ] && virt=virtual
+      storm "$label" "$(shim_arg sampler_lock "$opts")" $virt
       common "$label" || continue
       o=$WORK/out.$label
+      [ -n "$virt" ] && echo "     $(grep '^LoadStorm: virtual=' "$o") (virtual threads where the JVM has them, each a JVMPI thread)"
       expect_nogrep "$o" '^sampler_lock: FAIL' "[$label] no FAIL from the agent"
       sum=$(grep '^sampler_lock: summary ' "$o")
       expect_grep "$o" '^sampler_lock: summary rounds=[1-9][0-9]* samples=[1-9][0-9]* frames=[1-9][0-9]* .* fails=0$' "[$label] agent's summary: it sampled, no failure"
