@@ -1643,8 +1643,10 @@ static bool iterate(struct walk *w, jvmtiHeapIterationCallback cb, const char *w
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_iteration_callback = cb;
-    return jvmti_ok_at((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, w),
-                       LOG_WARN, what);
+    shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
+    jvmtiError err = (*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, 0, NULL, &hc, w);
+    shim_crit_end();
+    return jvmti_ok_at(err, LOG_WARN, what);
 }
 
 /* The objects the walk did not reach, as local references, without an index of the whole
@@ -1807,7 +1809,10 @@ static bool unreached_records(struct walk *w)
         hc.heap_iteration_callback = ordinal_cb;
         jlong tags[2] = {1, 2}, *stags = NULL;
         w->ord_at = w->ord_next = 0;
-        if (jvmti_ok_at((*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w), LOG_WARN,
+        shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
+        jvmtiError err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w);
+        shim_crit_end();
+        if (jvmti_ok_at(err, LOG_WARN,
                         "IterateThroughHeap to find a heap dump's unreached objects") &&
             jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 2, tags, &got, &objs, &stags), LOG_WARN,
                         "GetObjectsWithTags for a heap dump's unreached objects")) {
@@ -1868,8 +1873,14 @@ static bool run_walk(struct walk *w, jobject initial)
         hc.primitive_field_callback = prim_field_cb;
     if (w->level >= 1 || w->single)
         hc.array_primitive_value_callback = prim_array_cb;
-    bool ok = jvmti_ok((*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w),
-                       "FollowReferences for a heap dump");
+    /* A heap walk of every thread's objects starts with HotSpot's escape barrier for every
+     * thread; a walker suspended inside it would make every thread's next JVMTI call wait
+     * for ever, the resume included (measured on JDK 25, memory.c flush_frees). So the walk
+     * is a critical section (shim.h): a JVMPI suspender leaves the walker running. */
+    shim_crit_begin();
+    jvmtiError err = (*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w);
+    shim_crit_end();
+    bool ok = jvmti_ok(err, "FollowReferences for a heap dump");
     finish_current(w);
     return ok;
 }
