@@ -8,8 +8,10 @@
  * threads are in the middle of an event. Its JVM_SHUT_DOWN handler frees every record and
  * the table, poisons the memory and marks the agent dead, as agents of that era did. From
  * then on a handler entered on any thread is a violation, and so is a handler entered on
- * another thread while JVM_SHUT_DOWN runs; so is a handler still running elsewhere when
- * JVM_SHUT_DOWN begins (the shim drains deliveries in flight first).
+ * another thread while JVM_SHUT_DOWN runs, except the answer to a request that thread made
+ * before the handler returned (HotSpot answered calls until disengage()); so is a handler
+ * still running elsewhere when JVM_SHUT_DOWN begins (the shim drains deliveries in flight
+ * first).
  *
  * daemons=N starts N system threads that call JVMPI without pause (RawMonitorEnter/Exit,
  * GetCallTrace of a race thread, GetCurrentThreadCpuTime, RequestEvent of THREAD_START and
@@ -97,6 +99,12 @@ static struct trec **g_recs;        /* NULL once freed */
 static int g_nrecs;
 
 enum { LIVE, SHUTTING, DEAD };
+
+/* g_phase when this daemon's RequestEvent began (-1: none under way). HotSpot answered a
+ * call on the calling thread until disengage(), after the JVM_SHUT_DOWN handler: a request
+ * made during the handler is answered on its own thread, and one under way when the
+ * handler returns may still be; one begun after it must park. */
+static __thread int call_phase = -1;
 static volatile int g_phase = LIVE;
 static pthread_t g_shut_thread;
 static volatile int g_exit_marker;  /* set by the atexit handler: the VM is past shutdown */
@@ -160,10 +168,13 @@ static void daemon_main(void *arg)
         }
         (void)jvmpi->GetCurrentThreadCpuTime();
         came_back(after, "GetCurrentThreadCpuTime");
+        call_phase = g_phase;
         (void)jvmpi->RequestEvent(JVMPI_EVENT_THREAD_START, main_thread_id);
         came_back(after, "RequestEvent(THREAD_START)");
+        call_phase = g_phase;
         (void)jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, string_class_id);
         came_back(after, "RequestEvent(CLASS_LOAD)");
+        call_phase = -1;
         __sync_add_and_fetch(&daemon_calls, 1);
         if (g_phase == SHUTTING)
             __sync_add_and_fetch(&daemon_calls_during, 1);
@@ -313,9 +324,9 @@ static void notify(JVMPI_Event *ev)
     int ph = g_phase;
     if (g_exit_marker)
         VIOLATION("%s delivered after the VM was past shutdown", event_name(type));
-    else if (ph == DEAD)
+    else if (ph == DEAD && !(requested && call_phase != DEAD && call_phase != -1))
         VIOLATION("%s delivered after the JVM_SHUT_DOWN handler returned", event_name(type));
-    else if (ph == SHUTTING && !pthread_equal(pthread_self(), g_shut_thread))
+    else if (ph == SHUTTING && !requested && !pthread_equal(pthread_self(), g_shut_thread))
         VIOLATION("%s delivered on another thread during JVM_SHUT_DOWN", event_name(type));
     if (ph != LIVE || g_exit_marker) {
         /* The agent's state is gone: touch nothing. */

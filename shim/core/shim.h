@@ -133,7 +133,6 @@ struct shim {
     pthread_t init_thread;              /* runs VMInit: exempt from the start gate */
     pthread_t shutdown_thread;          /* runs the JVM_SHUT_DOWN handler */
     _Atomic int profiler_exit;          /* ProfilerExit in progress: no SHUT_DOWN */
-    _Atomic bool shut_down_posting;     /* JVM_SHUT_DOWN's handler about to run or running */
     struct striped inflight;            /* in flight on threads without a record (events.c) */
     bool check_dumps;                   /* checkdumps option: validate every dump built */
     bool attached;                      /* loaded by Agent_OnAttach into a running JVM */

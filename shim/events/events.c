@@ -561,12 +561,11 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
     /* A GC bracket that has begun is finished even if shutdown starts meanwhile: agents
      * lock in GC_START and unlock in GC_FINISH, and their shutdown handler needs the lock.
      * A requested event is the answer to a call the agent is making (its sampler, until its
-     * JVM_SHUT_DOWN handler stops it): answered, as HotSpot answered, until JVM_SHUT_DOWN's
-     * handler is about to run (shut_down_posting, read after the in-flight count, as the
-     * phase: see lifecycle_vm_death); from then on the agent's shutdown handler runs alone. */
+     * JVM_SHUT_DOWN handler stops it): answered on the caller until that handler has
+     * returned, as HotSpot answered calls until disengage() (reference-behavior.md, 5.1). */
     bool allowed = phase < PHASE_SHUTTING ||
                    (phase == PHASE_SHUTTING && (pthread_equal(pthread_self(), g_shim.shutdown_thread) ||
-                                                (requested && !atomic_load(&g_shim.shut_down_posting)) ||
+                                                requested ||
                                                 (gc_bracket_open() && worker_is_self())));
     void (*notify)(JVMPI_Event *) = inst->iface.NotifyEvent;
     if (!allowed || notify == NULL) {

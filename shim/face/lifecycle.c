@@ -176,19 +176,21 @@ void lifecycle_vm_death(JNIEnv *jni)
     memory_print_stats();
     vthreads_print_stats();
     /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. Requests other
-     * threads make are answered until now (an agent's sampler runs until its shutdown
-     * handler stops it); those under way finish first, bounded as above. */
+     * threads make are answered, on them, until its handler has returned: HotSpot's calls
+     * worked until disengage() (an agent's sampler runs until its shutdown handler stops
+     * it, and that handler may wait for the lock the sampler holds around a request). */
     threads_post_exiting_thread_end(jni);
-    atomic_store(&g_shim.shut_down_posting, true);
-    for (int i = 0; i < 400 && events_inflight() > 0; i++) {
-        struct timespec ts = {0, 5 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);
     pthread_mutex_lock(&g_shim.life_lock);
     atomic_store(&g_shim.phase, PHASE_DEAD);
     pthread_cond_broadcast(&g_shim.life_cond);
     pthread_mutex_unlock(&g_shim.life_lock);
+    /* A request already past the phase check is delivered before the shim's teardown
+     * (bounded: a handler blocked for ever must not hang the exit); later calls park. */
+    for (int i = 0; i < 400 && events_inflight() > 0; i++) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     watch_exit_handlers();
     worker_stop();
     bci_stop();

@@ -10,7 +10,8 @@
 #     handlers when main reaches aboutToExit).
 #  2. The same with 4 agent daemon threads calling RawMonitorEnter/Exit, GetCallTrace,
 #     GetCurrentThreadCpuTime and RequestEvent(THREAD_START / CLASS_LOAD) without pause,
-#     before, during (they must get calls through while the handler runs) and after
+#     before, during (they must get calls through while the handler runs, their requests
+#     answered on them, as HotSpot answered them until disengage()) and after
 #     JVM_SHUT_DOWN (they must never come back: checked from the agent's atexit handler,
 #     once the VM is certainly past shutdown).
 #  3. ProfilerExit(N) from a METHOD_ENTRY handler on a race thread.
