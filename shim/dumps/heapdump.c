@@ -914,36 +914,51 @@ static JNIEnv *thread_env(struct walk *w, jlong thread_tag, jint *frames)
 
 /* ---- mirrors of primitive classes ---- */
 
-/* A field of obj as the walk would have reported it: raw bits, or the referee's id. */
-static jlong jni_field(JNIEnv *jni, jobject obj, const struct hfield *f)
+/* A field of o (an object, or a class for a static field) as the walk would have reported
+ * it: the raw bits of a primitive; for a reference, 0 and the referee as a new local
+ * reference in *ref (NULL for null), which the caller turns into an id. */
+static jlong jni_value(JNIEnv *jni, jobject o, const struct hfield *f, bool is_static,
+                       jobject *ref)
 {
+#define JNI_GET(T) (is_static ? (*jni)->GetStatic##T##Field(jni, (jclass)o, f->fid) \
+                              : (*jni)->Get##T##Field(jni, o, f->fid))
+    *ref = NULL;
     switch (f->type) {
-    case 'Z': return (*jni)->GetBooleanField(jni, obj, f->fid);
-    case 'B': return (uint8_t)(*jni)->GetByteField(jni, obj, f->fid);
-    case 'C': return (*jni)->GetCharField(jni, obj, f->fid);
-    case 'S': return (uint16_t)(*jni)->GetShortField(jni, obj, f->fid);
-    case 'I': return (uint32_t)(*jni)->GetIntField(jni, obj, f->fid);
-    case 'J': return (*jni)->GetLongField(jni, obj, f->fid);
+    case 'Z': return JNI_GET(Boolean);
+    case 'B': return (uint8_t)JNI_GET(Byte);
+    case 'C': return JNI_GET(Char);
+    case 'S': return (uint16_t)JNI_GET(Short);
+    case 'I': return (uint32_t)JNI_GET(Int);
+    case 'J': return JNI_GET(Long);
     case 'F': {
-        jfloat x = (*jni)->GetFloatField(jni, obj, f->fid);
+        jfloat x = JNI_GET(Float);
         uint32_t bits;
         memcpy(&bits, &x, 4);
         return bits;
     }
     case 'D': {
-        jdouble x = (*jni)->GetDoubleField(jni, obj, f->fid);
+        jdouble x = JNI_GET(Double);
         jlong v;
         memcpy(&v, &x, 8);
         return v;
     }
-    default: {
-        jobject r = (*jni)->GetObjectField(jni, obj, f->fid);
-        jlong v = r ? ids_tag(ids_of(jni, r)) : 0;
-        if (r)
-            (*jni)->DeleteLocalRef(jni, r);
-        return v;
+    default:
+        *ref = JNI_GET(Object);
+        return 0;
     }
+#undef JNI_GET
+}
+
+/* A field of obj as the walk would have reported it: raw bits, or the referee's id. */
+static jlong jni_field(JNIEnv *jni, jobject obj, const struct hfield *f)
+{
+    jobject r;
+    jlong v = jni_value(jni, obj, f, false, &r);
+    if (r != NULL) {
+        v = ids_tag(ids_of(jni, r));
+        (*jni)->DeleteLocalRef(jni, r);
     }
+    return v;
 }
 
 /* Before the walk, and before the other threads are held (tagging takes a lock a held
@@ -1401,34 +1416,13 @@ static void record_by_jni(struct walk *w, jobject obj, jlong id, struct hclass *
 /* A static field of class cls as the walk would have reported it (cf. jni_field). */
 static jlong jni_static(struct walk *w, jclass cls, const struct hfield *f)
 {
-    JNIEnv *jni = w->jni;
-    switch (f->type) {
-    case 'Z': return (*jni)->GetStaticBooleanField(jni, cls, f->fid);
-    case 'B': return (uint8_t)(*jni)->GetStaticByteField(jni, cls, f->fid);
-    case 'C': return (*jni)->GetStaticCharField(jni, cls, f->fid);
-    case 'S': return (uint16_t)(*jni)->GetStaticShortField(jni, cls, f->fid);
-    case 'I': return (uint32_t)(*jni)->GetStaticIntField(jni, cls, f->fid);
-    case 'J': return (*jni)->GetStaticLongField(jni, cls, f->fid);
-    case 'F': {
-        jfloat x = (*jni)->GetStaticFloatField(jni, cls, f->fid);
-        uint32_t bits;
-        memcpy(&bits, &x, 4);
-        return bits;
+    jobject r;
+    jlong v = jni_value(w->jni, cls, f, true, &r);
+    if (r != NULL) {
+        v = jni_ref_id(w, r);
+        (*w->jni)->DeleteLocalRef(w->jni, r);
     }
-    case 'D': {
-        jdouble x = (*jni)->GetStaticDoubleField(jni, cls, f->fid);
-        jlong v;
-        memcpy(&v, &x, 8);
-        return v;
-    }
-    default: {
-        jobject r = (*jni)->GetStaticObjectField(jni, cls, f->fid);
-        jlong v = jni_ref_id(w, r);
-        if (r)
-            (*jni)->DeleteLocalRef(jni, r);
-        return v;
-    }
-    }
+    return v;
 }
 
 /* The record of a Class object (id) read with JNI, for those the walk does not write: a
