@@ -80,6 +80,7 @@ expect_eq "$(echo "$w" | wc -l)" 4 "wait events on MonWaitLock (no spurious wake
 # Hand-off to waiters that wake after the owner has ended.
 expect_grep "$o" '^MonEvents: handoff waiters=3 entered=3$' "hand-off: three waiters entered HLOCK"
 expect_nogrep "$o" '^MonEvents: no handshake from the agent in the hand-off' "hand-off: the agent's ENTER handler ran for each waiter while mon-leaver held HLOCK"
+grep '^MonEvents: hand-off handshake after' "$o" | sed 's/^/     /'
 h=$(grep -E '^mon: (ev MONITOR_CONTENDED_[A-Z]+ obj=[^ ]+ class=MonHandoffLock |thread end name=mon-(leaver|waiter))' "$o")
 expect_eq "$(echo "$h" | grep -c 'CONTENDED_ENTER .*env=mon-waiter-')" 3 "hand-off: MONITOR_CONTENDED_ENTER on each waiter"
 expect_eq "$(echo "$h" | grep -c 'CONTENDED_ENTERED .*env=mon-waiter-')" 3 "hand-off: MONITOR_CONTENDED_ENTERED on each waiter"
