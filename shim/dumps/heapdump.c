@@ -1317,6 +1317,8 @@ static jlong class_id_of(JNIEnv *jni, jobject obj)
 }
 
 /* The id of a referenced object, as tag_or_new gives it in the walk. */
+static jlong jni_walk_field(struct walk *w, jobject o, const struct hfield *f, bool is_static);
+
 static jlong jni_ref_id(struct walk *w, jobject r)
 {
     if (r == NULL)
@@ -1358,16 +1360,7 @@ static void record_by_jni(struct walk *w, jobject obj, jlong id, struct hclass *
         }
         for (jint i = 0; i < hc->n_inst; i++) {
             struct hfield *f = &hc->inst[i];
-            jlong v;
-            if (f->type == 'L') {
-                jobject r = (*jni)->GetObjectField(jni, obj, f->fid);
-                v = jni_ref_id(w, r);
-                if (r)
-                    (*jni)->DeleteLocalRef(jni, r);
-            } else {
-                v = jni_field(jni, obj, f);
-            }
-            w->slots[f->index] = v;
+            w->slots[f->index] = jni_walk_field(w, obj, f, false);
             w->slot_gen[f->index] = w->gen;
         }
     } else {
@@ -1413,11 +1406,12 @@ static void record_by_jni(struct walk *w, jobject obj, jlong id, struct hclass *
     finish_current(w);
 }
 
-/* A static field of class cls as the walk would have reported it (cf. jni_field). */
-static jlong jni_static(struct walk *w, jclass cls, const struct hfield *f)
+/* A field of o (static: of class o) as the walk would have reported it, a reference as the
+ * id the walk gives it (cf. jni_field). */
+static jlong jni_walk_field(struct walk *w, jobject o, const struct hfield *f, bool is_static)
 {
     jobject r;
-    jlong v = jni_value(w->jni, cls, f, true, &r);
+    jlong v = jni_value(w->jni, o, f, is_static, &r);
     if (r != NULL) {
         v = jni_ref_id(w, r);
         (*w->jni)->DeleteLocalRef(w->jni, r);
@@ -1450,16 +1444,7 @@ static void mirror_by_jni(struct walk *w, jclass cls, jlong id)
         }
         for (jint i = 0; i < cc->n_inst; i++) {
             struct hfield *f = &cc->inst[i];
-            jlong v;
-            if (f->type == 'L') {
-                jobject r = (*jni)->GetObjectField(jni, cls, f->fid);
-                v = jni_ref_id(w, r);
-                if (r)
-                    (*jni)->DeleteLocalRef(jni, r);
-            } else {
-                v = jni_field(jni, cls, f);
-            }
-            w->slots[f->index] = v;
+            w->slots[f->index] = jni_walk_field(w, cls, f, false);
             w->slot_gen[f->index] = w->gen;
         }
         finish_current(w);
@@ -1494,7 +1479,7 @@ static void mirror_by_jni(struct walk *w, jclass cls, jlong id)
     }
     for (jint i = 0; i < self->n_stat; i++) {
         struct hfield *f = &self->stat[i];
-        w->slots[f->index] = jni_static(w, cls, f);
+        w->slots[f->index] = jni_walk_field(w, cls, f, true);
         w->slot_gen[f->index] = w->gen;
     }
     finish_current(w);
