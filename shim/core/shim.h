@@ -253,6 +253,10 @@ void shim_guard_set_finder(struct shim_guard *(*find)(void));
 /* JDK 21's can_support_virtual_threads, taken if this JVM offers it (false: no virtual
  * threads here, or the JVM refused; a refusal is logged). */
 bool shim_take_vthreads_capability(void);
+/* The VM is ending (DestroyJavaVM attached, no other non-daemon thread): from then on the
+ * shim starts no heap walk of its own choosing (state.c says why). Costs a look at every
+ * thread until true; call it only before such a walk. */
+bool shim_exit_near(void);
 JNIEnv *shim_current_jni(void);         /* JNIEnv of the calling thread, or NULL if not attached */
 void shim_set_current_jni(JNIEnv *jni); /* cache it (ThreadStart, VMInit); NULL on ThreadEnd */
 /* The env_id of the virtual thread mounted on the calling (carrier) thread, or NULL: set and

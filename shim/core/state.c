@@ -190,3 +190,58 @@ bool shim_take_vthreads_capability(void)
     return jvmti_ok_at((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want), LOG_WARN,
                        "AddCapabilities(can_support_virtual_threads)");
 }
+
+/* ---- the JVM's exit window ----
+ * HotSpot (seen on JDK 25) deadlocks if a safepoint is requested while the thread that ends
+ * the VM waits in post_vm_death for another thread's batch of ObjectFree events: it waits
+ * there without being safepoint-safe, and the posting thread stops at the safepoint when its
+ * batch returns to the VM. Native stacks of such a hang: DestroyJavaVM in
+ * JvmtiTagMap::flush_object_free_events (wait_without_safepoint_check), the Service Thread in
+ * SafepointSynchronize::block under JvmtiExport::post_object_free, the VM thread in
+ * SafepointSynchronize::synchronize_threads, and the thread that asked for the safepoint in
+ * VMThread::execute (there: FollowReferences). So the shim starts no heap walk of its own
+ * choosing once the VM is ending: the launcher's thread is back as DestroyJavaVM and no other
+ * non-daemon thread lives. Found by looking (GetAllThreads, GetThreadInfo: neither needs a
+ * safepoint) only when a walk is due; once true it stays true (no thread that ran before can
+ * keep the VM alive again). System.exit gives no such sign: there, the walk's callers wait
+ * for the frees of a collection to come first, which leaves the window almost closed. */
+static _Atomic bool exit_near;
+
+bool shim_exit_near(void)
+{
+    if (atomic_load_explicit(&exit_near, memory_order_acquire))
+        return true;
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL || g_shim.jvmti == NULL || (*jni)->PushLocalFrame(jni, 16) != JNI_OK)
+        return false;
+    jint n = 0;
+    jthread *all = NULL;
+    bool destroying = false, others = false;
+    if ((*g_shim.jvmti)->GetAllThreads(g_shim.jvmti, &n, &all) == JVMTI_ERROR_NONE) {
+        for (jint i = 0; i < n && !others; i++) {
+            jvmtiThreadInfo ti;
+            memset(&ti, 0, sizeof ti);
+            if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, all[i], &ti) != JVMTI_ERROR_NONE)
+                continue; /* ended meanwhile */
+            if (ti.name != NULL && strcmp(ti.name, "DestroyJavaVM") == 0)
+                destroying = true;
+            else if (!ti.is_daemon)
+                others = true;
+            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+            if (ti.thread_group != NULL)
+                (*jni)->DeleteLocalRef(jni, ti.thread_group);
+            if (ti.context_class_loader != NULL)
+                (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+            (*jni)->DeleteLocalRef(jni, all[i]);
+        }
+        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)all);
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
+    if (destroying && !others) {
+        if (!atomic_exchange_explicit(&exit_near, true, memory_order_acq_rel))
+            log_debug("the VM is ending (DestroyJavaVM, no other non-daemon thread): no more "
+                      "heap walks of the shim's own choosing");
+        return true;
+    }
+    return false;
+}

@@ -662,6 +662,12 @@ static jint JNICALL abort_walk(jvmtiHeapReferenceKind kind,
  * them: the same frees reached the same brackets without it. */
 static void flush_frees(void)
 {
+    /* Not while the VM ends: a safepoint then can deadlock HotSpot (core/state.c,
+     * shim_exit_near); the frees still come, from the JVM's own flush before VMDeath. */
+    if (shim_exit_near()) {
+        log_debug("GC bracket: no heap walk to collect frees, the VM is ending");
+        return;
+    }
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_reference_callback = abort_walk;
@@ -1046,8 +1052,14 @@ void memory_deliver_frees(JNIEnv *jni, bool at_exit)
         return; /* the common case: one load and an uncontended lock */
     /* DisableGC holds frees back (as HotSpot's GC lock held the collection back). */
     bool disabled = gc_disabled();
-    if (owed && !disabled)
-        collect_frees(true);
+    /* The collection's frees are awaited first, the walk only if none came: a walk right
+     * after a collection, while the Service Thread posts its frees, is what deadlocks
+     * HotSpot if the VM ends meanwhile by System.exit (core/state.c, shim_exit_near). */
+    if (owed && !disabled) {
+        collect_frees(false);
+        if (frees_queued() == 0)
+            collect_frees(true);
+    }
     /* A worker still closing the gate for its bracket steps back (this thread may be in a
      * handler, whose region would keep that gate from closing); one already posting is
      * waited for, at most 2 s (its handlers may wait for a lock this thread holds). */

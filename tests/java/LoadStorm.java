@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntUnaryOperator;
 
-/** LoadStorm [SECONDS] [THREADS] [virtual]: the workload of tests/it/threads/sampler_hang.sh. For SECONDS
+/** LoadStorm [SECONDS] [THREADS] [virtual] [exit]: the workload of tests/it/threads/sampler_hang.sh. For SECONDS
  *  (default 8), THREADS (default 32) threads "storm-NN" each loop over six kinds of work:
  *  allocate objects of LoadStorm's own classes (Node chains with int[] payloads, Leaf[] arrays
  *  of Leafs), enter one of 4 shared locks, notify and wait(1) on one of them, start and join a
@@ -18,7 +18,9 @@ import java.util.function.IntUnaryOperator;
  *    LoadStorm: truth threads=T seconds=S iterations=N nodes=N int_arrays=N leaves=N
  *               leaf_arrays=N lock_entries=N waits=N short_threads=N loaders=N classes_defined=N
  *    LoadStorm: defined NAME N           one line per cargo class
- *    LoadStorm: DONE */
+ *    LoadStorm: DONE
+ *  With "exit", main then ends the VM with System.exit(0) (the other way a VM ends: no
+ *  DestroyJavaVM thread). */
 public class LoadStorm {
     static final class Node {
         final int v;
@@ -166,6 +168,9 @@ public class LoadStorm {
     public static void main(String[] args) throws Exception {
         int secs = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 32;
+        boolean exit = false;
+        for (int i = 2; i < args.length; i++)
+            exit |= args[i].equals("exit");
         if (args.length > 2 && args[2].equals("virtual")) {
             try {
                 virtualBuilder = Thread.class.getMethod("ofVirtual").invoke(null);
@@ -200,5 +205,7 @@ public class LoadStorm {
         for (String name : CARGO)
             System.out.println("LoadStorm: defined " + name + " " + definedByName.get(name).get());
         System.out.println("LoadStorm: DONE");
+        if (exit)
+            System.exit(0); /* the VM ends on this thread, not on DestroyJavaVM */
     }
 }

@@ -8,9 +8,11 @@
 # frame with GetMethodClass and RequestEvent(CLASS_LOAD), and makes one more JVMPI call per
 # round (requests of every kind, dumps, status, objects, CPU time, RawMonitorWait). HotSpot
 # never made a JVMPI caller wait for another thread's handler, so all of this ended.
-# Six runs of sampler_lock with different mixes, the last with the storm's threads virtual
-# threads where the JVM has them (LoadStorm ... virtual), and the bundled HPROF twice
-# (cpu=samples; heap=sites,monitor=y). For each run:
+# Seven runs of sampler_lock with different mixes, one with the storm's threads virtual
+# threads where the JVM has them (LoadStorm ... virtual), one ending by System.exit
+# (LoadStorm ... exit: the VM ends on main, with the sampler still calling; a heap walk the
+# shim starts then can deadlock HotSpot: core/state.c, shim_exit_near), and the bundled HPROF
+# twice (cpu=samples; heap=sites,monitor=y). For each run:
 #  - it ends by itself within RUN_TIMEOUT s (else: a hang; the JVM's native and Java
 #    stacks are saved in hang.LABEL.gdb and hang.LABEL.jstack, the waiting frames shown,
 #    and the JVM killed), with exit status 0 and the workload's DONE line;
@@ -28,7 +30,7 @@ BUDGET=${SAMPLER_BUDGET:-285}   # tests/run.sh ends a test after 300 s
 t_start=$(date +%s)
 field() { echo "$1" | sed -n "s/.*[ ]$2=\([0-9-]*\).*/\1/p"; }
 
-# storm LABEL AGENT_ARG [virtual] — LoadStorm under the agent; sets RC ("hang" if it had to
+# storm LABEL AGENT_ARG [virtual|exit] — LoadStorm under the agent; sets RC ("hang" if it had to
 # be killed).
 storm() {
   local label=$1 arg=$2 virt=${3:-} pid s
@@ -51,7 +53,7 @@ storm() {
     wait $pid
     RC=$?
   fi
-  echo "+ [$label] java ${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }$arg LoadStorm $SECS -> rc=$RC ($s s)"
+  echo "+ [$label] java ${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }$arg LoadStorm $SECS 32${virt:+ $virt} -> rc=$RC ($s s)"
 }
 
 # hang_report LABEL — the threads that wait, from the saved native stacks.
@@ -98,6 +100,7 @@ runs=(
   "all:calls=all"
   "alloc-mon:alloc,monitor,calls=trace"
   "virtual:calls=trace"
+  "all-exit:calls=all"
 )
 skipped=""
 for r in "${runs[@]}"; do
@@ -126,11 +129,11 @@ for r in "${runs[@]}"; do
       esac
       ;;
     *)
-      virt=""; [ "$label" = virtual ] && virt=virtual
+      virt=""; [ "$label" = virtual ] && virt=virtual; [ "$label" = all-exit ] && virt=exit
       storm "$label" "$(shim_arg sampler_lock "$opts")" $virt
       common "$label" || continue
       o=$WORK/out.$label
-      [ -n "$virt" ] && echo "     $(grep '^LoadStorm: virtual=' "$o") (virtual threads where the JVM has them, each a JVMPI thread)"
+      [ "$virt" = virtual ] && echo "     $(grep '^LoadStorm: virtual=' "$o") (virtual threads where the JVM has them, each a JVMPI thread)"
       expect_nogrep "$o" '^sampler_lock: FAIL' "[$label] no FAIL from the agent"
       sum=$(grep '^sampler_lock: summary ' "$o")
       expect_grep "$o" '^sampler_lock: summary rounds=[1-9][0-9]* samples=[1-9][0-9]* frames=[1-9][0-9]* .* fails=0$' "[$label] agent's summary: it sampled, no failure"
