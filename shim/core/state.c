@@ -202,9 +202,11 @@ bool shim_take_vthreads_capability(void)
  * VMThread::execute (there: FollowReferences). So the shim starts no heap walk of its own
  * choosing once the VM is ending: the launcher's thread is back as DestroyJavaVM and no other
  * non-daemon thread lives. Found by looking (GetAllThreads, GetThreadInfo: neither needs a
- * safepoint) only when a walk is due; once true it stays true (no thread that ran before can
- * keep the VM alive again). System.exit gives no such sign: there, the walk's callers wait
- * for the frees of a collection to come first, which leaves the window almost closed. */
+ * safepoint) only when a walk is due; once true it stays true (the VM ends from there,
+ * whatever threads its shutdown hooks start). A look that fails (a thread list JVMTI does not
+ * give, in the wrong phase) answers false: the walk goes ahead as it always did. System.exit
+ * gives no such sign: there, the walk's callers wait for the frees of a collection to come
+ * first, which leaves the window almost closed. */
 static _Atomic bool exit_near;
 
 bool shim_exit_near(void)
