@@ -219,7 +219,8 @@ bool shim_exit_near(void)
     jint n = 0;
     jthread *all = NULL;
     bool destroying = false, others = false;
-    if ((*g_shim.jvmti)->GetAllThreads(g_shim.jvmti, &n, &all) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*g_shim.jvmti)->GetAllThreads(g_shim.jvmti, &n, &all), LOG_DEBUG,
+                    "GetAllThreads, looking whether the VM is ending")) {
         for (jint i = 0; i < n && !others; i++) {
             jvmtiThreadInfo ti;
             memset(&ti, 0, sizeof ti);

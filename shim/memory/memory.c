@@ -116,9 +116,10 @@ struct big_size {
 static struct big_size *big_sizes;
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Frees waiting for the next bracket. */
+/* Frees waiting for the next bracket; free_total counts every free ever queued, so that a
+ * wait can tell whether one came while it waited (free_n falls when a bracket takes them). */
 static jlong *free_ids;
-static size_t free_n, free_cap, free_cap_peak;
+static size_t free_n, free_cap, free_cap_peak, free_total;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- arenas ---- */
@@ -623,6 +624,7 @@ static void queue_free(jlong id)
             free_cap_peak = cap;
     }
     free_ids[free_n++] = id;
+    free_total++;
     pthread_mutex_unlock(&free_lock);
 }
 
@@ -849,16 +851,24 @@ static size_t frees_queued(void)
     return n;
 }
 
+static size_t frees_received(void)
+{
+    pthread_mutex_lock(&free_lock);
+    size_t n = free_total;
+    pthread_mutex_unlock(&free_lock);
+    return n;
+}
+
 /* Take in the frees JVMTI still holds for the collections that have finished. The Service
  * Thread posts them, on JDK 17 as on 25, some 10-50 ms after the collection (measured on
- * the allocs bench: 10.5 and 46 ms on JDK 17). So: walk first if asked (flush_frees, for a
- * bracket posted inline), then wait until 10 ms pass without a new free and with no
- * ObjectFree callback running; while none has come at all, wait up to FIRST_FREE_MS for the
- * first (bounded: 20 rounds of 10 ms). */
+ * the allocs bench: 10.5 and 46 ms on JDK 17). So: walk first if asked (flush_frees, once
+ * await_collection_frees has waited in vain), then wait until 10 ms pass without a new free
+ * and with no ObjectFree callback running; while none has come during this wait, wait up to
+ * FIRST_FREE_MS for the first (bounded: 20 rounds of 10 ms). */
 #define FIRST_FREE_MS 60
 static void collect_frees(bool walk)
 {
-    size_t at_start = frees_queued();
+    size_t at_start = frees_queued(), rx_start = frees_received();
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (walk)
@@ -871,13 +881,31 @@ static void collect_frees(bool walk)
         nanosleep(&ts, NULL);
         size_t now = frees_queued();
         bool quiet = now == before && atomic_load(&frees_inflight) == 0;
-        if (quiet && (now > 0 || walk || (i + 1) * 10 >= FIRST_FREE_MS))
+        /* A free queued before this wait (one that came late for the last bracket) is not
+         * this collection's: the first of those is still awaited. */
+        if (quiet && (frees_received() > rx_start || walk || (i + 1) * 10 >= FIRST_FREE_MS))
             break;
     }
     log_debug("GC bracket: %zu frees queued before the flush, %zu after it (%ld us), %zu after "
               "the quiet wait", at_start, after_flush,
               (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000),
               frees_queued());
+}
+
+/* The frees of the collections that have finished, for a bracket about to be posted. The
+ * Service Thread posts them after the collection, so they are awaited first. If none came,
+ * either nothing tagged died or the Service Thread has not begun (a loaded machine can hold
+ * it back past the wait, and the bracket would then go out empty, its frees one bracket
+ * late: after a dump the agent asked for meanwhile), and the walk makes JVMTI hand over what
+ * it still holds, on this thread. Never the walk first: a walk right after a collection,
+ * while the Service Thread posts its frees, is what deadlocks HotSpot if the VM ends
+ * meanwhile by System.exit (core/state.c, shim_exit_near). */
+static void await_collection_frees(void)
+{
+    size_t rx = frees_received();
+    collect_frees(false);
+    if (frees_received() == rx)
+        collect_frees(true);
 }
 
 /* ---- who posts a bracket ----
@@ -1019,14 +1047,7 @@ static void gc_bracket(JNIEnv *jni, void *arg)
     }
     if (shim_quiet() || atomic_load(&gc_owed) == 0)
         return; /* its bracket was posted inline already */
-    /* The Service Thread posts the collection's frees after it. */
-    collect_frees(false);
-    /* None came: either nothing tagged died, or the Service Thread has not begun (a loaded
-     * machine can hold it back past the wait, and the bracket would then go out empty, its
-     * frees one bracket late: after a dump the agent asked for meanwhile). The walk makes
-     * JVMTI hand over what it still holds, on this thread. */
-    if (frees_queued() == 0)
-        collect_frees(true);
+    await_collection_frees();
     for (int round = 0; round < 100 && !shim_quiet(); round++) {
         /* A thread posting inline goes first: wait until it has (it may take this
          * collection's bracket with it). */
@@ -1052,18 +1073,15 @@ void memory_deliver_frees(JNIEnv *jni, bool at_exit)
         return; /* the common case: one load and an uncontended lock */
     /* DisableGC holds frees back (as HotSpot's GC lock held the collection back). */
     bool disabled = gc_disabled();
-    /* The collection's frees are awaited first, the walk only if none came: a walk right
-     * after a collection, while the Service Thread posts its frees, is what deadlocks
-     * HotSpot if the VM ends meanwhile by System.exit (core/state.c, shim_exit_near). */
-    if (owed && !disabled) {
-        collect_frees(false);
-        if (frees_queued() == 0)
-            collect_frees(true);
-    }
     /* A worker still closing the gate for its bracket steps back (this thread may be in a
      * handler, whose region would keep that gate from closing); one already posting is
-     * waited for, at most 2 s (its handlers may wait for a lock this thread holds). */
+     * waited for, at most 2 s (its handlers may wait for a lock this thread holds). Said
+     * before the wait for the collection's frees: the worker waits for the same frees, and
+     * would otherwise take the bracket first, leaving a dump requested in a handler to go
+     * ahead of them. */
     gc_gate_inline_begin();
+    if (owed && !disabled)
+        await_collection_frees();
     /* Inside a JVMPI call, a bracket being posted now is not waited for: its GC_START
      * handler may wait for a lock the caller holds (shim.h). Its frees then reach the agent
      * after what the call delivers, as if the collection were still running. */
