@@ -1322,16 +1322,9 @@ static void refuse_not_linked(struct instance *inst, jobjectID id, jclass cls)
         (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
 }
 
-static jint request_class_load(struct instance *inst, void *arg)
+static jint request_class_load(struct instance *inst, JNIEnv *jni, void *arg)
 {
-    JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
-    if (jni == NULL) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(CLASS_LOAD) from a thread the JVM does not know: "
-                      "JVMPI_FAIL");
-        return JVMPI_FAIL;
-    }
     if (id == NULL || !ids_plausible(id)) {
         ids_bad(inst, id ? IDS_BAD_GARBAGE : IDS_BAD_NULL,
                 "RequestEvent(CLASS_LOAD, %p): not a class id: JVMPI_FAIL", (void *)id);

@@ -35,6 +35,14 @@ bool jvmti_ok_at(jvmtiError err, int level, const char *what);
  * returned: that is the exit, not a fault, so from here on it is logged at debug level. */
 void log_vm_ending(void);
 #define jvmti_ok(err, what) jvmti_ok_at((err), LOG_ERROR, (what))
+/* A JVMTI result the shim deliberately does not act on; `why` says why in the call itself
+ * (e.g. "Deallocate: nothing to do if it fails"). The error is still named, at debug level,
+ * so a user chasing a problem with log=debug sees every JVMTI call that failed. */
+static inline void jvmti_ignore(jvmtiError err, const char *why)
+{
+    if (err != JVMTI_ERROR_NONE && log_level_now >= LOG_DEBUG)
+        jvmti_ok_at(err, LOG_DEBUG, why);
+}
 const char *jvmti_error_name(jvmtiError err);
 
 #endif

@@ -2039,16 +2039,9 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     return rc;
 }
 
-jint heapdump_request(struct instance *inst, void *arg)
+jint heapdump_request(struct instance *inst, JNIEnv *jni, void *arg)
 {
-    JNIEnv *jni = shim_current_jni();
     int level = arg ? ((JVMPI_HeapDumpArg *)arg)->heap_dump_level : JVMPI_DUMP_LEVEL_2;
-    if (jni == NULL) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(HEAP_DUMP) from a thread the JVM does not know: "
-                      "JVMPI_FAIL");
-        return JVMPI_FAIL;
-    }
     if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) {
         report_misuse(inst, LOG_WARN,
                       "RequestEvent(HEAP_DUMP) with heap_dump_level %d: levels are 0, 1 "
@@ -2064,16 +2057,9 @@ jint heapdump_request(struct instance *inst, void *arg)
     return rc;
 }
 
-jint objectdump_request(struct instance *inst, void *arg)
+jint objectdump_request(struct instance *inst, JNIEnv *jni, void *arg)
 {
-    JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
-    if (jni == NULL) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(OBJECT_DUMP) from a thread the JVM does not know: "
-                      "JVMPI_FAIL");
-        return JVMPI_FAIL;
-    }
     memory_deliver_frees(jni, false); /* as for HEAP_DUMP */
     (*jni)->PushLocalFrame(jni, 64);
     const char *why = NULL;

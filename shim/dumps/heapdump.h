@@ -5,10 +5,10 @@
 
 #include "core/shim.h"
 
-jint heapdump_request(struct instance *inst, void *arg);
-jint objectdump_request(struct instance *inst, void *arg);
+jint heapdump_request(struct instance *inst, JNIEnv *jni, void *arg);
+jint objectdump_request(struct instance *inst, JNIEnv *jni, void *arg);
 
 /* RequestEvent(MONITOR_DUMP) (monitordump.c). */
-jint monitordump_request(struct instance *inst, void *arg);
+jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg);
 
 #endif

@@ -74,16 +74,9 @@ static void add_mon(JNIEnv *jni, struct mon **v, size_t *n, size_t *cap, jobject
     (*v)[(*n)++] = (struct mon){o, owner};
 }
 
-jint monitordump_request(struct instance *inst, void *arg)
+jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
 {
     (void)arg;
-    JNIEnv *jni = shim_current_jni();
-    if (jni == NULL) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(MONITOR_DUMP) from a thread the JVM does not know: "
-                      "JVMPI_FAIL");
-        return JVMPI_FAIL;
-    }
     jvmtiEnv *j = g_shim.jvmti;
     /* Frees of a collection that has finished come before anything later (HotSpot posted
      * them during the collection). */

@@ -438,8 +438,17 @@ static jint request_event(struct instance *inst, jint t, void *arg)
     bool dump = t == JVMPI_EVENT_HEAP_DUMP || t == JVMPI_EVENT_OBJECT_DUMP ||
                 t == JVMPI_EVENT_MONITOR_DUMP;
     if (in_range && event_table[t].request != NULL &&
-        !(dump && event_table[t].kind == EVK_UNAVAILABLE))
-        return event_table[t].request(inst, arg);
+        !(dump && event_table[t].kind == EVK_UNAVAILABLE)) {
+        /* Every request reads the JVM through JNI: a thread the JVM does not know (an agent
+         * thread never attached) is refused here, in one place, for every row. */
+        JNIEnv *jni = shim_current_jni();
+        if (jni == NULL) {
+            report_misuse(inst, LOG_WARN, "RequestEvent(%s) from a thread the JVM does not "
+                                          "know: JVMPI_FAIL", event_table[t].name);
+            return JVMPI_FAIL;
+        }
+        return event_table[t].request(inst, jni, arg);
+    }
     if (in_range && event_table[t].name != NULL &&
         (dump || t == JVMPI_EVENT_OBJECT_ALLOC || t == JVMPI_EVENT_THREAD_START ||
          t == JVMPI_EVENT_CLASS_LOAD)) {

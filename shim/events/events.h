@@ -84,7 +84,9 @@ struct event_row {
     const char *why;                        /* for EVK_UNAVAILABLE: one clause, "because ..." */
     jvmtiEvent jvmti[EVENT_MAX_JVMTI];      /* JVMTI events needed while enabled (0-terminated) */
     void (*on_change)(int t, bool any_enabled);     /* called after the mask changed */
-    jint (*request)(struct instance *inst, void *arg);  /* RequestEvent handler */
+    /* RequestEvent handler. Called only from a thread the JVM knows (jni: its JNIEnv): the
+     * switchboard refuses the others once, for every row (events.c, request_event). */
+    jint (*request)(struct instance *inst, JNIEnv *jni, void *arg);
     int warned, warned_request;
 };
 

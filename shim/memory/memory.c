@@ -523,16 +523,9 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
     free(ps.taken);
 }
 
-static jint request_object_alloc(struct instance *inst, void *arg)
+static jint request_object_alloc(struct instance *inst, JNIEnv *jni, void *arg)
 {
-    JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
-    if (jni == NULL) {
-        report_misuse(inst, LOG_WARN,
-                      "RequestEvent(OBJECT_ALLOC) from a thread the JVM does not know: "
-                      "JVMPI_FAIL");
-        return JVMPI_FAIL;
-    }
     const char *why = NULL;
     (*jni)->PushLocalFrame(jni, 8);
     jobject o = ids_resolve(jni, id, &why);

@@ -910,13 +910,12 @@ void threads_post_exiting_thread_end(JNIEnv *jni)
         post_thread_end(jni, r);
 }
 
-static jint request_thread_start(struct instance *inst, void *arg)
+static jint request_thread_start(struct instance *inst, JNIEnv *jni, void *arg)
 {
-    JNIEnv *jni = shim_current_jni();
     jobjectID id = arg;
-    if (jni == NULL || id == NULL) {
-        report_misuse(inst, LOG_WARN, "RequestEvent(THREAD_START, %p)%s: JVMPI_FAIL",
-                                      (void *)id, jni ? ": NULL thread id" : " from a thread the JVM does not know");
+    if (id == NULL) {
+        report_misuse(inst, LOG_WARN, "RequestEvent(THREAD_START, %p): NULL thread id: "
+                                      "JVMPI_FAIL", (void *)id);
         return JVMPI_FAIL;
     }
     /* Registry scan: the thread whose object carries this id. The shim's worker too: an

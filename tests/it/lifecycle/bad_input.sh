@@ -138,7 +138,7 @@ raw_tls_garbage|returned|SetThreadLocalStorage\(@garbage@\): no such thread
 raw_tls_other|got=0x5a5a|-
 raw_trace|num_frames=0|GetCallTrace from a thread the JVM does not know: no frames
 raw_req_alloc|rc=-1|RequestEvent\(OBJECT_ALLOC\) from a thread the JVM does not know: JVMPI_FAIL
-raw_req_thread|rc=-1|RequestEvent\(THREAD_START, @selfthread@\) from a thread the JVM does not know
+raw_req_thread|rc=-1|RequestEvent\(THREAD_START\) from a thread the JVM does not know: JVMPI_FAIL
 raw_req_class|rc=-1|RequestEvent\(CLASS_LOAD\) from a thread the JVM does not know: JVMPI_FAIL
 raw_req_objdump|rc=-1|RequestEvent\(OBJECT_DUMP\) from a thread the JVM does not know: JVMPI_FAIL
 raw_req_heapdump|rc=-1|RequestEvent\(HEAP_DUMP\) from a thread the JVM does not know: JVMPI_FAIL
