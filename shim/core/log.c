@@ -119,7 +119,7 @@ void log_vm_ending(void)
     vm_ending = 1;
 }
 
-bool jvmti_ok_at(jvmtiError err, int level, const char *what)
+bool jvmti_failed_at(jvmtiError err, int level, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)
         return true;

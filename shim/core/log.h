@@ -28,8 +28,13 @@ void log_set_warn_hook(void (*hook)(const char *line));
     do { if (!__atomic_exchange_n((flagp), 1, __ATOMIC_RELAXED)) log_warn(__VA_ARGS__); } while (0)
 
 /* The one JVMTI error path: if err != JVMTI_ERROR_NONE, log "<what>: JVMTI_ERROR_<NAME> (<n>)"
- * at the given level and return false. `what` says what the shim was doing. */
-bool jvmti_ok_at(jvmtiError err, int level, const char *what);
+ * at the given level and return false. `what` says what the shim was doing. Inline, so a
+ * call that succeeds (the hot paths: every event) costs one compare. */
+bool jvmti_failed_at(jvmtiError err, int level, const char *what); /* log.c: the error side */
+static inline bool jvmti_ok_at(jvmtiError err, int level, const char *what)
+{
+    return err == JVMTI_ERROR_NONE || jvmti_failed_at(err, level, what);
+}
 /* The JVM has begun to exit (VMDeath, ProfilerExit, a refused start). A JVMTI callback
  * already running on another thread then meets JVMTI_ERROR_WRONG_PHASE once VMDeath has
  * returned: that is the exit, not a fault, so from here on it is logged at debug level. */
@@ -41,8 +46,13 @@ void log_vm_ending(void);
 static inline void jvmti_ignore(jvmtiError err, const char *why)
 {
     if (err != JVMTI_ERROR_NONE && log_level_now >= LOG_DEBUG)
-        jvmti_ok_at(err, LOG_DEBUG, why);
+        jvmti_failed_at(err, LOG_DEBUG, why);
 }
+/* Give back memory JVMTI allocated (names, signatures, arrays). Deallocate fails only for
+ * a pointer JVMTI did not allocate; NULL is allowed and does nothing. */
+#define jvmti_free(jvmti, p)                                                                 \
+    jvmti_ignore((*(jvmti))->Deallocate((jvmti), (unsigned char *)(p)),                      \
+                 "Deallocate: the memory is JVMTI's own; nothing to undo if it fails")
 const char *jvmti_error_name(jvmtiError err);
 
 #endif
