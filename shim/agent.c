@@ -5,16 +5,15 @@
  * parses options, dlopens the legacy agent and takes every JVMTI capability the shim may
  * need: most can only be had in the OnLoad phase. Each further -agentpath of the same
  * library adds an instance to the same jvmtiEnv, so all agents share one id space. The
- * callbacks set here are the lifecycle's (face/lifecycle.c) and each area's (modules.c),
- * each one line into its area. Nothing below this file includes anything from it.
+ * callbacks set here are the lifecycle's own (VMInit, VMDeath, DataDumpRequest); each area
+ * adds its own in its module's callbacks hook (modules.c, the table of contents).
+ * Nothing below this file includes anything from it.
  */
 #include "classes/natives.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "face/face.h"
-#include "methods/bci.h"
 #include "modules.h"
-#include "threads/threads.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -24,7 +23,7 @@
 
 /* The capabilities the shim may need, each with the JVMPI feature that needs it. Most can
  * only be had in the OnLoad phase. Missing ones are not fatal: the events that need them
- * answer JVMPI_NOT_AVAILABLE with a warning (modules_init reads g_shim.caps). */
+ * answer JVMPI_NOT_AVAILABLE with a warning (the modules' onload hooks read g_shim.caps). */
 static void request_capabilities(void)
 {
     jvmtiCapabilities want, pot;
@@ -95,13 +94,13 @@ static void JNICALL cb_data_dump(jvmtiEnv *jvmti)
     lifecycle_data_dump();
 }
 
-/* JDK 21's jvmtiEventCallbacks: JDK 17's, then VirtualThreadStart and VirtualThreadEnd. */
-struct callbacks21 {
-    jvmtiEventCallbacks cb;
-    void *vthread_start, *vthread_end;
-};
-_Static_assert(offsetof(struct callbacks21, vthread_start) == sizeof(jvmtiEventCallbacks),
+/* JDK 21's jvmtiEventCallbacks is JDK 17's, then VirtualThreadStart and VirtualThreadEnd:
+ * struct callback_table (face.h) is passed whole to a JVM that knows them. */
+_Static_assert(offsetof(struct callback_table, vthread_start) == sizeof(jvmtiEventCallbacks),
                "VirtualThreadStart follows SampledObjectAlloc");
+_Static_assert(offsetof(struct callback_table, vthread_end) ==
+                   sizeof(jvmtiEventCallbacks) + sizeof(void *),
+               "VirtualThreadEnd follows VirtualThreadStart");
 
 /* methods= and vthreads= of the first agent: one mechanism, one answer, for all agents. */
 static int methods_choice, vthreads_choice;
@@ -122,50 +121,36 @@ static jint shim_init_once(JavaVM *vm)
     g_shim.jdk_major = (ver >> 16) & 0x0fff; /* JVMTI 11+ encodes the JDK major */
     events_init();
     request_capabilities();
-    /* Method events by class rewriting unless the first agent asked for JVMTI's. */
-    if (methods_choice != METHODS_JVMTI)
-        bci_init();
-    modules_init();
-    /* Virtual threads as JVMPI threads of their own (threads/vthreads.c), where this JVM
-     * has them and vthreads=carriers was not asked for. Otherwise, only for a report, which
-     * counts them: the capability then changes nothing else. */
-    bool vt_threads = vthreads_choice != VTHREADS_CARRIERS && vthreads_onload();
-    bool vthreads = !vt_threads && report_at_load && report_vthreads_onload();
-    bool natives = report_at_load && report_natives_onload();
+    modules_register();
+    /* The areas' rows, in the table's order (modules.c): what this JVM cannot give is known
+     * now, from the capabilities. */
+    struct start_choice choice = {
+        .bci = methods_choice != METHODS_JVMTI,
+        .vthreads_own = vthreads_choice != VTHREADS_CARRIERS,
+        .report = report_at_load,
+    };
+    lifecycle_onload(&choice);
 
-    /* JDK 21's table is JDK 17's plus VirtualThreadStart/End after SampledObjectAlloc;
-     * the larger size is passed only where the JVM knows the event. */
-    struct callbacks21 ext;
-    memset(&ext, 0, sizeof ext);
-    jvmtiEventCallbacks *cbp = &ext.cb;
-    cbp->VMInit = cb_vm_init;
-    cbp->VMDeath = cb_vm_death;
-    cbp->DataDumpRequest = cb_data_dump;
-    modules_callbacks(cbp);
-    if (vt_threads)
-        vthreads_callbacks(&ext.vthread_start, &ext.vthread_end);
-    else if (vthreads)
-        report_vthreads_callbacks(&ext.vthread_start);
-    if (natives)
-        report_natives_callbacks(cbp);
-    bool ext_size = vt_threads || vthreads;
-    if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, cbp,
-                                                     ext_size ? (jint)sizeof ext : (jint)sizeof ext.cb),
+    /* The larger table (JDK 21's VirtualThreadStart/End) is passed only where a module
+     * filled those slots, which it does only where the JVM knows the events. */
+    struct callback_table t;
+    memset(&t, 0, sizeof t);
+    t.cb.VMInit = cb_vm_init;
+    t.cb.VMDeath = cb_vm_death;
+    t.cb.DataDumpRequest = cb_data_dump;
+    lifecycle_callbacks(&t);
+    jint size = t.extended ? (jint)offsetof(struct callback_table, extended)
+                           : (jint)sizeof t.cb;
+    if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, &t.cb, size),
                   "SetEventCallbacks in Agent_OnLoad"))
         return JNI_ERR;
-    if (vt_threads)
-        vthreads_enable();
-    else if (vthreads)
-        report_vthreads_enable();
-    if (natives)
-        report_natives_enable();
     jvmtiEvent always[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH};
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         if (!jvmti_ok((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
                                                                always[i], NULL),
                       "enabling VMInit/VMDeath in Agent_OnLoad"))
             return JNI_ERR;
-    return modules_enable_always();
+    return lifecycle_enable();
 }
 
 /* The next instance: its options, trampolines and proxy JavaVM, and its library opened. */

@@ -8,24 +8,62 @@
  * hears nothing, and JVMPI calls from its other threads park (lifecycle_call_allowed), as
  * HotSpot's disengage() made them do, so they cannot touch what the agent freed in its
  * shutdown handler. The entry point (agent.c) calls in here from its JVMTI callbacks.
+ *
+ * What each area does at each phase is not written here: modules.c's table (struct
+ * area_module, face.h) says it, and this file runs each phase over the table in its order,
+ * at the point of the JVMPI lifecycle the phase belongs to.
  */
-#include "classes/classes.h"
-#include "classes/natives.h"
 #include "core/ids.h"
-#include "core/worker.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "face/face.h"
-#include "memory/memory.h"
 #include "methods/bci.h"
-#include "methods/methods.h"
-#include "threads/threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- the area modules' phases ---- */
+
+static const struct area_module *modules;
+static size_t nmodules;
+
+void lifecycle_set_modules(const struct area_module *mods, size_t n)
+{
+    modules = mods;
+    nmodules = n;
+}
+
+/* Run hook `h` of every module that has one, in table order. */
+#define EACH_MODULE(h, ...)                                                                 \
+    do {                                                                                    \
+        for (size_t i_ = 0; i_ < nmodules; i_++)                                            \
+            if (modules[i_].h != NULL)                                                      \
+                modules[i_].h(__VA_ARGS__);                                                 \
+    } while (0)
+
+void lifecycle_onload(const struct start_choice *c)
+{
+    EACH_MODULE(onload, c);
+}
+
+void lifecycle_callbacks(struct callback_table *t)
+{
+    EACH_MODULE(callbacks, t);
+}
+
+jint lifecycle_enable(void)
+{
+    for (size_t i = 0; i < nmodules; i++)
+        if (modules[i].enable != NULL && modules[i].enable() != JNI_OK) {
+            log_error("%s: the JVMTI events it always needs could not be enabled",
+                      modules[i].name);
+            return JNI_ERR;
+        }
+    return JNI_OK;
+}
 
 /* End the VM with status code through Runtime.halt: the VM's own orderly exit path,
  * without shutdown hooks (callers set profiler_exit first, so VMDeath posts no
@@ -92,20 +130,6 @@ static void post_simple(jint type, JNIEnv *jni)
     event_post_all(&ev);
 }
 
-/* Start-up replay. HotSpot's order was objects, then classes, then threads, then
- * JVM_INIT_DONE, so OBJECT_ALLOC named classes before their CLASS_LOAD; here each class is
- * announced before the first object that names it (definition before use), then the
- * remaining classes, then threads; JVM_INIT_DONE follows. */
-static void replay_startup(JNIEnv *jni)
-{
-    worker_start(jni);
-    natives_bind_loaded(jni);
-    memory_replay(jni);
-    classes_replay(jni);
-    threads_replay(jni);
-    methods_replay(jni);
-}
-
 /* Start the agents: JVM_OnLoad of each, the replay of what exists, then JVM_INIT_DONE.
  * Runs on the VMInit thread, or on the attaching thread when loaded into a running JVM.
  * Returns false if an agent failed to start (nothing has been posted then). */
@@ -117,23 +141,23 @@ bool lifecycle_start(JNIEnv *jni)
     /* The report's header, and its signal handlers, before any agent code runs. */
     report_begin();
 
-    threads_init_live(jni);
-    jniref_install_always();
+    EACH_MODULE(live, jni);
     /* The shim's own Java set-up, before any agent listens: what the worker and the probes
      * need later is loaded and linked now, and posts nothing (shim_own_java). */
     shim_own_java_begin();
-    memory_preload(jni);
-    memory_prime_sampling(jni);
-    bci_start(jni);
+    EACH_MODULE(own_java, jni);
     shim_own_java_end();
     for (int i = 0; i < g_shim.ninst; i++)
         if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
             return false;
-    memory_onload_done();
+    EACH_MODULE(onload_done);
 
-    /* HotSpot's order after JVM_OnLoad: objects, classes, threads, then JVM_INIT_DONE;
-     * other threads' events wait at the gate until the replay is done. */
-    replay_startup(jni);
+    /* The start-up replay. HotSpot's order after JVM_OnLoad was objects, then classes, then
+     * threads, then JVM_INIT_DONE, so OBJECT_ALLOC named classes before their CLASS_LOAD;
+     * the table's order gives each class before the first object that names it (definition
+     * before use), then the remaining classes, then threads. Other threads' events wait at
+     * the gate until it is done. */
+    EACH_MODULE(replay, jni);
 
     pthread_mutex_lock(&g_shim.life_lock);
     atomic_store(&g_shim.phase, PHASE_LIVE);
@@ -170,16 +194,12 @@ void lifecycle_vm_death(JNIEnv *jni)
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    /* HotSpot posted a collection's frees during it: those of the last collections come
-     * before JVM_SHUT_DOWN, whose handler is where agents write their "live" figures. */
-    memory_deliver_frees(jni, true);
-    memory_print_stats();
-    vthreads_print_stats();
-    /* HotSpot posted THREAD_END for the exiting thread, then JVM_SHUT_DOWN. Requests other
-     * threads make are answered, on them, until its handler has returned: HotSpot's calls
-     * worked until disengage() (an agent's sampler runs until its shutdown handler stops
-     * it, and that handler may wait for the lock the sampler holds around a request). */
-    threads_post_exiting_thread_end(jni);
+    /* What the areas owe before JVM_SHUT_DOWN (modules.c): the frees of the last
+     * collections, then THREAD_END of the exiting thread, as HotSpot posted them. Requests
+     * other threads make are answered, on them, until its handler has returned: HotSpot's
+     * calls worked until disengage() (an agent's sampler runs until its shutdown handler
+     * stops it, and that handler may wait for the lock the sampler holds around a request). */
+    EACH_MODULE(death, jni);
     post_simple(JVMPI_EVENT_JVM_SHUT_DOWN, jni);
     pthread_mutex_lock(&g_shim.life_lock);
     atomic_store(&g_shim.phase, PHASE_DEAD);
@@ -192,8 +212,7 @@ void lifecycle_vm_death(JNIEnv *jni)
         nanosleep(&ts, NULL);
     }
     watch_exit_handlers();
-    worker_stop();
-    bci_stop();
+    EACH_MODULE(stop);
     log_debug("JVM_SHUT_DOWN delivered; the agents hear nothing more");
     ids_bad_summary();
     report_write_all("JVM_SHUT_DOWN");
@@ -202,10 +221,10 @@ void lifecycle_vm_death(JNIEnv *jni)
 void lifecycle_data_dump(void)
 {
     JNIEnv *jni = shim_current_jni();
-    /* Frees of a collection that has finished come first: the agent writes its figures
-     * here (HotSpot posted them during the collection). */
+    /* What the areas owe first (modules.c): the frees of a collection that has finished,
+     * since the agent writes its figures here (HotSpot posted them during the collection). */
     if (events_any(JVMPI_EVENT_DATA_DUMP_REQUEST))
-        memory_deliver_frees(jni, false);
+        EACH_MODULE(data_dump, jni);
     /* HotSpot posted both, back to back, for one SIGQUIT. */
     post_simple(JVMPI_EVENT_DATA_DUMP_REQUEST, jni);
     post_simple(JVMPI_EVENT_DATA_RESET_REQUEST, jni);
