@@ -53,14 +53,14 @@ static void request_capabilities(void)
     want.can_generate_single_step_events = 1;   /* INSTRUCTION_START */
     want.can_access_local_variables = 1;        /* METHOD_ENTRY2 receivers (GetLocalInstance) */
 
-    jvmtiError err = (*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot);
-    if (!jvmti_ok(err, "GetPotentialCapabilities in Agent_OnLoad"))
+    if (!jvmti_ok((*g_shim.jvmti)->GetPotentialCapabilities(g_shim.jvmti, &pot),
+                  "GetPotentialCapabilities in Agent_OnLoad"))
         return;
     unsigned char *w = (unsigned char *)&want, *p = (unsigned char *)&pot;
     for (size_t i = 0; i < sizeof want; i++)
         w[i] &= p[i];
-    err = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want);
-    if (!jvmti_ok(err, "AddCapabilities in Agent_OnLoad")) {
+    if (!jvmti_ok((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want),
+                  "AddCapabilities in Agent_OnLoad")) {
         /* Take them one by one so a single exclusive capability held by another agent
          * (e.g. sampled allocation) does not cost us all the others. */
         for (size_t i = 0; i < sizeof want * 8; i++) {
@@ -69,10 +69,13 @@ static void request_capabilities(void)
             jvmtiCapabilities one;
             memset(&one, 0, sizeof one);
             ((unsigned char *)&one)[i / 8] = (unsigned char)(1u << (i % 8));
-            (void)(*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &one);
+            jvmti_ignore((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &one),
+                         "AddCapabilities of one: a refused one is missing from the caps read "
+                         "below, and its events say so");
         }
     }
-    (*g_shim.jvmti)->GetCapabilities(g_shim.jvmti, &g_shim.caps);
+    jvmti_ok((*g_shim.jvmti)->GetCapabilities(g_shim.jvmti, &g_shim.caps),
+             "GetCapabilities in Agent_OnLoad");
 }
 
 static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -116,7 +119,8 @@ static jint shim_init_once(JavaVM *vm)
         return JNI_ERR;
     }
     jint ver = 0;
-    (*g_shim.jvmti)->GetVersionNumber(g_shim.jvmti, &ver);
+    jvmti_ok((*g_shim.jvmti)->GetVersionNumber(g_shim.jvmti, &ver),
+             "GetVersionNumber in Agent_OnLoad");
     g_shim.jvmti_version = ver;
     g_shim.jdk_major = (ver >> 16) & 0x0fff; /* JVMTI 11+ encodes the JDK major */
     events_init();

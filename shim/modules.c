@@ -100,7 +100,8 @@ static jint vthreads_on_enable(void)
     return JNI_OK;
 }
 
-/* Before THREAD_END of the exiting thread, as the lines came before it until now. */
+/* The statistics line first, then THREAD_END of the exiting thread, which HotSpot posted
+ * just before JVM_SHUT_DOWN. */
 static void threads_on_death(JNIEnv *jni)
 {
     vthreads_print_stats();

@@ -49,7 +49,8 @@ jobjectID ids_peek(jobject obj)
     jlong tag = 0;
     if (obj == NULL)
         return NULL;
-    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag), LOG_DEBUG,
+                     "GetTag, peeking at an object's jobjectID"))
         return NULL;
     return ids_from_tag(tag);
 }
@@ -201,6 +202,13 @@ static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint l
     return 0;
 }
 
+/* A heap pass's environment is its own: if JVMTI cannot drop it, nothing else uses it. */
+static void drop_scan_env(jvmtiEnv *scan)
+{
+    jvmti_ignore((*scan)->DisposeEnvironment(scan),
+                 "DisposeEnvironment of a heap pass's own environment: nothing else uses it");
+}
+
 jvmtiEnv *ids_scan_env(void)
 {
     jvmtiEnv *scan = NULL;
@@ -213,7 +221,7 @@ jvmtiEnv *ids_scan_env(void)
     }
     if (!jvmti_ok_at((*scan)->AddCapabilities(scan, &caps), LOG_WARN,
                      "AddCapabilities(can_tag_objects) for a heap pass")) {
-        (*scan)->DisposeEnvironment(scan);
+        drop_scan_env(scan);
         return NULL;
     }
     return scan;
@@ -245,13 +253,13 @@ static bool idx_rebuild(JNIEnv *jni)
     /* GetObjectsWithTags makes a local reference per object: in a frame of their own, all
      * dropped at once by PopLocalFrame. */
     if ((*jni)->PushLocalFrame(jni, 16) != JNI_OK) {
-        (*scan)->DisposeEnvironment(scan);
+        drop_scan_env(scan);
         idx.scan = NULL;
         return false;
     }
     jvmtiError err = (*scan)->GetObjectsWithTags(scan, 1, &one, &n, &objs, NULL);
     /* Untag: dropping the pass's environment drops its whole tag map at once. */
-    (*scan)->DisposeEnvironment(scan);
+    drop_scan_env(scan);
     idx.scan = NULL;
     if (!jvmti_ok_at(err, LOG_WARN, "GetObjectsWithTags to index object ids")) {
         (*jni)->PopLocalFrame(jni, NULL);
@@ -266,7 +274,7 @@ static bool idx_rebuild(JNIEnv *jni)
     if (keys == NULL || refs == NULL) {
         free(keys);
         free(refs);
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+        jvmti_free(g_shim.jvmti, objs);
         (*jni)->PopLocalFrame(jni, NULL);
         log_warn("ids: out of memory indexing %d objects", (int)n);
         return false;
@@ -274,7 +282,8 @@ static bool idx_rebuild(JNIEnv *jni)
     size_t count = 0;
     for (jint i = 0; i < n; i++) {
         jlong t = 0;
-        (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[i], &t);
+        jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[i], &t),
+                     "GetTag of an object the walk just tagged: 0 leaves it out of the index");
         jlong id = t & TAG_ID_MASK;
         if (id != 0 && !(t & TAG_KEPT)) { /* kept ids resolve through the kept table */
             jweak *old = idx_find(idx.keys, idx.refs, idx.cap, id);
@@ -295,7 +304,7 @@ static bool idx_rebuild(JNIEnv *jni)
             }
         }
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
+    jvmti_free(g_shim.jvmti, objs);
     (*jni)->PopLocalFrame(jni, NULL);
     for (size_t i = 0; i < idx.cap; i++)
         if (idx.refs[i] != NULL)
@@ -442,9 +451,12 @@ void ids_keep_tagged(JNIEnv *jni, jobject obj, jlong tag)
     shim_crit_begin();
     pthread_mutex_lock(&tag_lock);
     jlong now = 0;
-    bool mine = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &now) == JVMTI_ERROR_NONE &&
+    /* Not kept (no error named above debug): the id still resolves, through the index. */
+    bool mine = jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &now), LOG_DEBUG,
+                            "GetTag, keeping an object's jobjectID") &&
                 (now & TAG_ID_MASK) == (tag & TAG_ID_MASK) && !(now & TAG_KEPT) &&
-                (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, now | TAG_KEPT) == JVMTI_ERROR_NONE;
+                jvmti_ok_at((*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, now | TAG_KEPT),
+                            LOG_DEBUG, "SetTag, keeping an object's jobjectID");
     pthread_mutex_unlock(&tag_lock);
     if (mine)
         kept_put(jni, tag & TAG_ID_MASK, obj);
@@ -464,16 +476,17 @@ jobjectID ids_of_kept(JNIEnv *jni, jobject obj)
     if (tag & TAG_KEPT)
         return ids_from_tag(tag);
     if (tag == 0) {
-        ids_of(jni, obj);
-        (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
+        ids_of(jni, obj); /* names its own failure */
+        jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag),
+                     "GetTag of the object ids_of just tagged: a tag of 0 keeps nothing");
     }
     ids_keep_tagged(jni, obj, tag);
     return ids_from_tag(tag);
 }
 
-const char *const IDS_WHY_NULL = "NULL id";
-const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
-const char *const IDS_WHY_DEAD = "its object is no longer alive";
+static const char *const IDS_WHY_NULL = "NULL id";
+static const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
+static const char *const IDS_WHY_DEAD = "its object is no longer alive";
 
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
 {

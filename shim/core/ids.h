@@ -50,10 +50,9 @@ static inline jlong ids_retag(jlong tag, jlong size_bytes, jlong flags)
         words = 0;
     return (tag & (TAG_ID_MASK | TAG_KEPT)) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
-/* A local ref for a live id, or NULL (and *why says why: one of IDS_WHY_* or another
- * message) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
+/* A local ref for a live id, or NULL (and *why says why, a message ids_bad_kind can
+ * classify) for NULL, garbage and dead ids. O(1) amortized (ids.c). */
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
-extern const char *const IDS_WHY_NULL, *const IDS_WHY_GARBAGE, *const IDS_WHY_DEAD;
 /* A JVMTI environment of the shim's own with can_tag_objects, whose tags are private to it,
  * for one heap pass: DisposeEnvironment drops all its tags at once. NULL (and a warning) if
  * none can be had. */

@@ -224,20 +224,21 @@ bool shim_exit_near(void)
         for (jint i = 0; i < n && !others; i++) {
             jvmtiThreadInfo ti;
             memset(&ti, 0, sizeof ti);
-            if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, all[i], &ti) != JVMTI_ERROR_NONE)
+            if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, all[i], &ti),
+                             LOG_DEBUG, "GetThreadInfo, looking whether the VM is ending"))
                 continue; /* ended meanwhile */
             if (ti.name != NULL && strcmp(ti.name, "DestroyJavaVM") == 0)
                 destroying = true;
             else if (!ti.is_daemon)
                 others = true;
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+            jvmti_free(g_shim.jvmti, ti.name);
             if (ti.thread_group != NULL)
                 (*jni)->DeleteLocalRef(jni, ti.thread_group);
             if (ti.context_class_loader != NULL)
                 (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
             (*jni)->DeleteLocalRef(jni, all[i]);
         }
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)all);
+        jvmti_free(g_shim.jvmti, all);
     }
     (*jni)->PopLocalFrame(jni, NULL);
     if (destroying && !others) {

@@ -104,8 +104,7 @@ static jobject system_group(JNIEnv *jni)
         for (jint i = 1; i < n; i++)
             (*jni)->DeleteLocalRef(jni, groups[i]);
     }
-    if (groups != NULL)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)groups);
+    jvmti_free(g_shim.jvmti, groups);
     return g;
 }
 
