@@ -84,6 +84,15 @@ static const char *const note_names[NNOTES] = {
 #define O_HANDED 2u     /* handed out some other way */
 #define O_REQ 4u        /* announced by a request before any event of its own */
 
+/* A pair of events on one thread whose second must name what the first named (ENTER and
+ * ENTERED of a monitor, WAIT and WAITED), unless a disable of either type came between. */
+struct pair {
+    uint64_t what, seq;         /* the object or monitor the first named, and its record */
+    int gen;                    /* disables of the pair's types when the first came */
+    bool open;
+};
+enum { PAIR_MONITOR, PAIR_WAIT, PAIR_RAW, PAIRS };
+
 struct thr {
     uint64_t env;
     int state;                  /* 1 live, 2 ended */
@@ -94,8 +103,7 @@ struct thr {
     size_t depth, cap;
     uint64_t entry2;            /* ENTRY2 just posted: its ENTRY does not nest again */
     int late_gen[64];
-    uint64_t mon_enter, mon_enter_seq, wait_obj, wait_seq, raw_enter, raw_seq;
-    int mon_gen, wait_gen, raw_gen;     /* disables of the pair's types when the first came */
+    struct pair pair[PAIRS];
 };
 
 struct cls {
@@ -176,6 +184,50 @@ static const char *tname(struct ck *c, uint64_t env)
     static int k;
     k = (k + 1) & 3;
     return tr_thread_name(&c->names, env, b[k], sizeof b[k]);
+}
+
+/* The pairs: the two event types (a disable of either between them voids the check) and
+ * how a mismatch reads. */
+static const struct {
+    int first, second;
+    const char *mismatch;       /* "<second> <relation> the <first>" */
+    bool name_thread;
+} pairs[PAIRS] = {
+    [PAIR_MONITOR] = {JVMPI_EVENT_MONITOR_CONTENDED_ENTER, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED,
+                      "MONITOR_CONTENDED_ENTERED of another object than the "
+                      "MONITOR_CONTENDED_ENTER", true},
+    [PAIR_WAIT] = {JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
+                   "MONITOR_WAITED on another object than the MONITOR_WAIT", true},
+    [PAIR_RAW] = {JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED,
+                  "RAW_MONITOR_CONTENDED_ENTERED of another monitor than the "
+                  "RAW_MONITOR_CONTENDED_ENTER", false},
+};
+
+static int pair_gen(const struct ck *c, int k)
+{
+    return c->gen[pairs[k].first] + c->gen[pairs[k].second];
+}
+
+static void pair_open(struct ck *c, struct thr *th, int k, const struct tr_rec *r, uint64_t what)
+{
+    if (th == NULL)
+        return;
+    th->pair[k] = (struct pair){.what = what, .seq = r->seq, .gen = pair_gen(c, k), .open = true};
+}
+
+static void pair_close(struct ck *c, struct thr *th, int k, const struct tr_rec *r, uint64_t what)
+{
+    if (th == NULL)
+        return;
+    struct pair *p = &th->pair[k];
+    if (p->open && p->what != what && p->gen == pair_gen(c, k)) {
+        if (pairs[k].name_thread)
+            violation(c, R_PAIRING, r, "%s #%llu of %s", pairs[k].mismatch,
+                      (unsigned long long)p->seq, tname(c, th->env));
+        else
+            violation(c, R_PAIRING, r, "%s #%llu", pairs[k].mismatch, (unsigned long long)p->seq);
+    }
+    p->open = false;
 }
 
 static const char *mname(struct ck *c, uint64_t m)
@@ -836,56 +888,28 @@ static void on_event(struct ck *c, const struct tr_rec *r)
         break;
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:
         use_object(c, r, tr_u(r, F_OBJECT), t, "the lock object");
-        if (th != NULL) {
-            th->mon_enter = tr_u(r, F_OBJECT);
-            th->mon_enter_seq = r->seq;
-            th->mon_gen = c->gen[54] + c->gen[55];
-        }
+        pair_open(c, th, PAIR_MONITOR, r, tr_u(r, F_OBJECT));
         break;
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
         use_object(c, r, tr_u(r, F_OBJECT), t, "the lock object");
-        if (th != NULL && th->mon_enter != 0 && th->mon_enter != tr_u(r, F_OBJECT) &&
-            th->mon_gen == c->gen[54] + c->gen[55])
-            violation(c, R_PAIRING, r, "MONITOR_CONTENDED_ENTERED of another object than the "
-                      "MONITOR_CONTENDED_ENTER #%llu of %s", (unsigned long long)th->mon_enter_seq,
-                      tname(c, th->env));
-        if (th != NULL)
-            th->mon_enter = 0;
+        pair_close(c, th, PAIR_MONITOR, r, tr_u(r, F_OBJECT));
         break;
     case JVMPI_EVENT_MONITOR_CONTENDED_EXIT:
         use_object(c, r, tr_u(r, F_OBJECT), t, "the lock object");
         break;
     case JVMPI_EVENT_MONITOR_WAIT:
         use_object(c, r, tr_u(r, F_OBJECT), t, "the wait object");
-        if (th != NULL) {
-            th->wait_obj = tr_u(r, F_OBJECT);
-            th->wait_seq = r->seq;
-            th->wait_gen = c->gen[57] + c->gen[58];
-        }
+        pair_open(c, th, PAIR_WAIT, r, tr_u(r, F_OBJECT));
         break;
     case JVMPI_EVENT_MONITOR_WAITED:
         use_object(c, r, tr_u(r, F_OBJECT), t, "the wait object");
-        if (th != NULL && th->wait_seq != 0 && th->wait_obj != tr_u(r, F_OBJECT) &&
-            th->wait_gen == c->gen[57] + c->gen[58])
-            violation(c, R_PAIRING, r, "MONITOR_WAITED on another object than the MONITOR_WAIT "
-                      "#%llu of %s", (unsigned long long)th->wait_seq, tname(c, th->env));
-        if (th != NULL)
-            th->wait_seq = 0;
+        pair_close(c, th, PAIR_WAIT, r, tr_u(r, F_OBJECT));
         break;
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER:
-        if (th != NULL) {
-            th->raw_enter = tr_u(r, F_MONITOR);
-            th->raw_seq = r->seq;
-            th->raw_gen = c->gen[51] + c->gen[52];
-        }
+        pair_open(c, th, PAIR_RAW, r, tr_u(r, F_MONITOR));
         break;
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
-        if (th != NULL && th->raw_seq != 0 && th->raw_enter != tr_u(r, F_MONITOR) &&
-            th->raw_gen == c->gen[51] + c->gen[52])
-            violation(c, R_PAIRING, r, "RAW_MONITOR_CONTENDED_ENTERED of another monitor than the "
-                      "RAW_MONITOR_CONTENDED_ENTER #%llu", (unsigned long long)th->raw_seq);
-        if (th != NULL)
-            th->raw_seq = 0;
+        pair_close(c, th, PAIR_RAW, r, tr_u(r, F_MONITOR));
         break;
     case JVMPI_EVENT_GC_START:
         if (c->in_gc && c->on[JVMPI_EVENT_GC_FINISH])
