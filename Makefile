@@ -132,7 +132,7 @@ it: all
 # where clang cannot build libFuzzer targets.
 check: all $(UNIT) $(UNIT_SAN)
 	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
-	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) tests/check-tls.sh tests/check-layers.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
 
 # check-modes: the whole matrix, every integration test x JDK x VM mode (default, int, c1).
 check-modes: all
