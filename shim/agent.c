@@ -8,7 +8,7 @@
  * callbacks set here are the lifecycle's (face/lifecycle.c) and each area's (modules.c),
  * each one line into its area. Nothing below this file includes anything from it.
  */
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "face/face.h"

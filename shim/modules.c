@@ -4,7 +4,7 @@
  * event rows, JVMTI callbacks and always-on JVMTI events here, so agent.c stays generic.
  */
 #include "classes/classes.h"
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "core/api.h"
 #include "core/worker.h"
 #include "dumps/heapdump.h"

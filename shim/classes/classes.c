@@ -32,7 +32,7 @@
  * definers).
  */
 #include "classes/classes.h"
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "core/api.h"
 #include "core/ids.h"
 #include "core/worker.h"

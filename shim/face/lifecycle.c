@@ -10,7 +10,7 @@
  * shutdown handler. The entry point (agent.c) calls in here from its JVMTI callbacks.
  */
 #include "classes/classes.h"
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "core/ids.h"
 #include "core/worker.h"
 #include "events/events.h"

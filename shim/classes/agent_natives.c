@@ -1,4 +1,4 @@
-/* natives.c — the agent library's own JNI natives (Java_<class>_<method>), bound as
+/* agent_natives.c — the agent library's own JNI natives (Java_<class>_<method>), bound as
  * HotSpot bound natives found in -Xrun libraries.
  *
  * Agents shipped a small Java class (a control API, a listener) whose `native` methods the
@@ -22,7 +22,7 @@
  * (HotSpot asked the loader first); an agent exports those names for its own class only.
  */
 #include "classes/classes.h"
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "core/api.h"
 #include "events/events.h"
 
