@@ -8,7 +8,7 @@
  * fails with UnsatisfiedLinkError (under the method-event prefix when methods=bci wrapped
  * the native). JVMTI has no hook on a failed lookup, so the shim binds them ahead:
  *
- *  - When an agent library is opened, its dynamic symbol table (read from the ELF file) is
+ *  - When an agent library is opened, its dynamic symbol table (core/elfsym.c) is
  *    searched for defined functions named Java_*. None (the usual case): nothing else
  *    happens, no class pays anything. Otherwise every possible mangled class part of those
  *    names (up to each '_' that is not an escape) goes into a small hash set, and
@@ -24,16 +24,13 @@
 #include "classes/classes.h"
 #include "classes/agent_natives.h"
 #include "core/api.h"
+#include "core/elfsym.h"
 #include "events/events.h"
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uthash.h>
 
 struct cls_key {
@@ -132,52 +129,33 @@ static void add_symbol(const char *sym, int slot)
     nsyms++;
 }
 
-/* The defined Java_* functions in the dynamic symbol table of the ELF file at path. */
+struct scan {
+    int slot;
+    int found;
+};
+
+/* A defined Java_* function (global or weak) of the agent library. */
+static bool scan_symbol(const struct elfsym *sym, void *ctx)
+{
+    struct scan *sc = ctx;
+    if (sym->defined && sym->type == STT_FUNC &&
+        (sym->bind == STB_GLOBAL || sym->bind == STB_WEAK) &&
+        strncmp(sym->name, "Java_", 5) == 0) {
+        add_symbol(sym->name, sc->slot);
+        sc->found++;
+    }
+    return true;
+}
+
+/* The defined Java_* functions in the dynamic symbol table of the ELF file at path; -1 if
+ * it cannot be read. */
 static int scan_file(const char *path, int slot)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct scan sc = {.slot = slot, .found = 0};
+    char err[256];
+    if (elfsym_each(path, scan_symbol, &sc, err, sizeof err) < 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-        close(fd);
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return -1;
-    int found = 0;
-    const Elf64_Ehdr *eh = (const void *)m;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
-        goto out;
-    const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (sh[i].sh_offset + sh[i].sh_size > len || strs->sh_offset + strs->sh_size > len)
-            continue;
-        const Elf64_Sym *sym = (const void *)(m + sh[i].sh_offset);
-        size_t nsym = sh[i].sh_size / sizeof *sym;
-        const char *str = (const char *)(m + strs->sh_offset);
-        for (size_t k = 0; k < nsym; k++) {
-            unsigned bind = ELF64_ST_BIND(sym[k].st_info), type = ELF64_ST_TYPE(sym[k].st_info);
-            if (sym[k].st_shndx == SHN_UNDEF || type != STT_FUNC ||
-                (bind != STB_GLOBAL && bind != STB_WEAK) || sym[k].st_name >= strs->sh_size)
-                continue;
-            const char *name = str + sym[k].st_name;
-            if (strncmp(name, "Java_", 5) == 0 && memchr(name, '\0', strs->sh_size - sym[k].st_name)) {
-                add_symbol(name, slot);
-                found++;
-            }
-        }
-    }
-out:
-    munmap((void *)m, len);
-    return found;
+    return sc.found;
 }
 
 void natives_scan(struct instance *inst)
