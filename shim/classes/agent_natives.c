@@ -187,7 +187,8 @@ static void bind_method(JNIEnv *jni, jclass cls, const char *mcls, jmethodID mid
 {
     jvmtiEnv *j = g_shim.jvmti;
     char *name = NULL, *sig = NULL;
-    if ((*j)->GetMethodName(j, mid, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*j)->GetMethodName(j, mid, &name, &sig, NULL), LOG_DEBUG,
+                     "GetMethodName of a native to bind to the agent's export"))
         return;
     const char *plain = name;
     size_t pl = strlen(BCI_NATIVE_PREFIX);
@@ -218,8 +219,8 @@ static void bind_method(JNIEnv *jni, jclass cls, const char *mcls, jmethodID mid
         }
     }
     free(s.p);
-    (*j)->Deallocate(j, (unsigned char *)name);
-    (*j)->Deallocate(j, (unsigned char *)sig);
+    jvmti_free(j, name);
+    jvmti_free(j, sig);
 }
 
 void natives_class_prepare(JNIEnv *jni, jclass cls)
@@ -228,25 +229,28 @@ void natives_class_prepare(JNIEnv *jni, jclass cls)
         return;
     jvmtiEnv *j = g_shim.jvmti;
     char *csig = NULL;
-    if ((*j)->GetClassSignature(j, cls, &csig, NULL) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*j)->GetClassSignature(j, cls, &csig, NULL), LOG_DEBUG,
+                     "GetClassSignature of a prepared class, to bind the agents' own natives"))
         return;
     size_t n = strlen(csig);
     struct sbuf mc = {0};
     struct cls_key *k = NULL;
     if (n > 2 && csig[0] == 'L' && mangle(&mc, csig + 1, n - 2))
         HASH_FIND(hh, keys, mc.p, mc.n, k);
-    (*j)->Deallocate(j, (unsigned char *)csig);
+    jvmti_free(j, csig);
     if (k != NULL) {
         jint nm = 0;
         jmethodID *ms = NULL;
-        if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*j)->GetClassMethods(j, cls, &nm, &ms), LOG_DEBUG,
+                        "GetClassMethods of a class whose natives the agent exports")) {
             for (jint i = 0; i < nm; i++) {
                 jint mods = 0;
-                if ((*j)->GetMethodModifiers(j, ms[i], &mods) == JVMTI_ERROR_NONE &&
+                if (jvmti_ok_at((*j)->GetMethodModifiers(j, ms[i], &mods), LOG_DEBUG,
+                                "GetMethodModifiers of a method the agent may export") &&
                     (mods & 0x0100)) /* ACC_NATIVE */
                     bind_method(jni, cls, mc.p, ms[i], k->insts);
             }
-            (*j)->Deallocate(j, (unsigned char *)ms);
+            jvmti_free(j, ms);
         }
     }
     free(mc.p);
@@ -270,5 +274,5 @@ void natives_bind_loaded(JNIEnv *jni)
             natives_class_prepare(jni, cs[i]);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    jvmti_free(g_shim.jvmti, cs);
 }

@@ -72,7 +72,9 @@ static _Thread_local int tl_linking;
 void ensure_linked(JNIEnv *jni, jclass cls)
 {
     jint st = 0;
-    if (cls == NULL || (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
+    if (cls == NULL ||
+        !jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st), LOG_DEBUG,
+                     "GetClassStatus of a class to link") ||
         (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
         return;
     /* Class.getDeclaredFields0(publicOnly), the native behind getDeclaredFields: HotSpot's
@@ -101,11 +103,15 @@ void ensure_linked(JNIEnv *jni, jclass cls)
         for (jint i = 0; i < n; i++) {
             jobject f = (*jni)->GetObjectArrayElement(jni, r, i);
             if (f != NULL) {
-                (*g_shim.jvmti)->SetTag(g_shim.jvmti, f, TAG_SHIM_OWN);
+                jvmti_ignore((*g_shim.jvmti)->SetTag(g_shim.jvmti, f, TAG_SHIM_OWN),
+                             "SetTag of the shim's own Field: an untagged one is only "
+                             "garbage an agent may see");
                 (*jni)->DeleteLocalRef(jni, f);
             }
         }
-        (*g_shim.jvmti)->SetTag(g_shim.jvmti, r, TAG_SHIM_OWN);
+        jvmti_ignore((*g_shim.jvmti)->SetTag(g_shim.jvmti, r, TAG_SHIM_OWN),
+                     "SetTag of the shim's own Field[]: an untagged one is only garbage an "
+                     "agent may see");
         (*jni)->DeleteLocalRef(jni, r);
     }
     (*jni)->DeleteLocalRef(jni, cc);
@@ -158,11 +164,13 @@ static jlong loader_key(jobject loader)
     if (key_env == NULL)
         return -1;
     jlong k = 0;
-    if ((*key_env)->GetTag(key_env, loader, &k) == JVMTI_ERROR_NONE && k != 0)
+    if (jvmti_ok_at((*key_env)->GetTag(key_env, loader, &k), LOG_DEBUG,
+                    "GetTag of a class loader's number") && k != 0)
         return k;
     shim_crit_begin(); /* JVMTI calls under a shim lock */
     pthread_mutex_lock(&key_lock);
-    if ((*key_env)->GetTag(key_env, loader, &k) == JVMTI_ERROR_NONE && k == 0) {
+    if (jvmti_ok_at((*key_env)->GetTag(key_env, loader, &k), LOG_DEBUG,
+                    "GetTag of a class loader's number") && k == 0) {
         k = atomic_fetch_add(&next_loader_key, 1);
         if (!jvmti_ok_at((*key_env)->SetTag(key_env, loader, k), LOG_WARN,
                          "tagging a class loader to tell definitions apart"))
@@ -186,7 +194,8 @@ void loader_keys_init(void)
     }
     if (!jvmti_ok_at((*e)->AddCapabilities(e, &c), LOG_WARN,
                      "AddCapabilities(can_tag_objects) to tell class loaders apart")) {
-        (*e)->DisposeEnvironment(e);
+        jvmti_ignore((*e)->DisposeEnvironment(e),
+                     "DisposeEnvironment of an environment the shim does not use");
         return;
     }
     key_env = e;
@@ -199,7 +208,8 @@ static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
     k->name = NULL;
     k->loader = NULL;
     k->lkey = -1;
-    if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL), LOG_DEBUG,
+                     "GetClassSignature to match a class with definitions in progress"))
         return false;
     size_t n = strlen(sig);
     if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
@@ -209,10 +219,11 @@ static bool class_key_of(JNIEnv *jni, jclass cls, struct class_key *k)
             k->name[n - 2] = '\0';
         }
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    jvmti_free(g_shim.jvmti, sig);
     if (k->name == NULL)
         return false;
-    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &k->loader);
+    jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &k->loader),
+                 "GetClassLoader to match a definition: the boot loader's key if it fails");
     k->lkey = loader_key(k->loader);
     return k->lkey >= 0;
 }
@@ -442,7 +453,8 @@ static bool wait_for_supers(JNIEnv *jni, jclass cls, bool wait)
 {
     jint st = 0;
     if (cls == NULL || atomic_load(&g_shim.phase) < PHASE_LIVE ||
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) != JVMTI_ERROR_NONE ||
+        !jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st), LOG_DEBUG,
+                     "GetClassStatus of a class whose supertypes go first") ||
         (st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)) ||
         !(st & JVMTI_CLASS_STATUS_PREPARED))
         return false;
@@ -454,14 +466,15 @@ static bool wait_for_supers(JNIEnv *jni, jclass cls, bool wait)
     }
     jint ni = 0;
     jclass *ifs = NULL;
-    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs),
+                     LOG_DEBUG, "GetImplementedInterfaces of a class whose supertypes go first"))
         return busy;
     for (jint i = 0; i < ni; i++) {
         if (!busy)
             busy = wait_for_super(jni, ifs[i], wait);
         (*jni)->DeleteLocalRef(jni, ifs[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ifs);
+    jvmti_free(g_shim.jvmti, ifs);
     return busy;
 }
 
@@ -469,7 +482,8 @@ bool class_prepared(jclass cls)
 {
     jint st = 0;
     return cls != NULL &&
-           (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) == JVMTI_ERROR_NONE &&
+           jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st), LOG_DEBUG,
+                       "GetClassStatus: is the class prepared?") &&
            (st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY |
                   JVMTI_CLASS_STATUS_PRIMITIVE));
 }
@@ -636,8 +650,9 @@ void classes_prepare(JNIEnv *jni, jclass cls)
 jobjectID classes_method_announced(JNIEnv *jni, jmethodID mid)
 {
     jclass cls = NULL;
-    if (mid == NULL || (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls) !=
-                           JVMTI_ERROR_NONE)
+    if (mid == NULL ||
+        !jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, mid, &cls), LOG_DEBUG,
+                     "GetMethodDeclaringClass for the class id of a method event"))
         return NULL;
     jobjectID id = classes_id_announced(jni, cls);
     (*jni)->DeleteLocalRef(jni, cls);
@@ -691,7 +706,9 @@ void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass 
         return;
     ensure_linked(jni, cls);
     jint st = 0;
-    (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+    jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st),
+                 "GetClassStatus after linking at ClassLoad: not prepared if it fails, and "
+                 "the CLASS_LOAD comes at the class's next use");
     if (st & JVMTI_CLASS_STATUS_PREPARED)
         classes_id_announced(jni, cls);
     pthread_mutex_lock(&ann_lock);
@@ -701,7 +718,8 @@ void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass 
     /* Another thread may have linked it after our attempt failed, while we were still its
      * definer (its ClassPrepare then left it to us). */
     if (!(st & JVMTI_CLASS_STATUS_PREPARED) &&
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st) == JVMTI_ERROR_NONE &&
+        jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st), LOG_DEBUG,
+                    "GetClassStatus: did another thread link the class meanwhile?") &&
         (st & JVMTI_CLASS_STATUS_PREPARED))
         classes_id_announced(jni, cls);
 }
@@ -746,7 +764,9 @@ void classes_replay(JNIEnv *jni)
     int posted = 0;
     for (jint i = 0; i < n; i++) {
         jint st = 0;
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
+        jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st),
+                     "GetClassStatus in the start-up replay: a class it fails for is "
+                     "announced like any instance class");
         /* HotSpot replayed every instance class in its dictionary, linked or not: a class
          * defined before the agent and linked later gets its CLASS_LOAD here, not at its
          * ClassPrepare on whatever thread links it (announce() links it first). */
@@ -756,6 +776,6 @@ void classes_replay(JNIEnv *jni)
         }
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    jvmti_free(g_shim.jvmti, cs);
     log_debug("start-up replay: %d classes", posted);
 }

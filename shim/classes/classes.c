@@ -19,7 +19,8 @@
 static void refuse_not_linked(struct instance *inst, jobjectID id, jclass cls)
 {
     char *sig = NULL;
-    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL);
+    jvmti_ignore((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL),
+                 "GetClassSignature for a refusal's message: \"?\" names the class then");
     static _Atomic bool warned;
     int level = atomic_exchange(&warned, true) ? LOG_INFO : LOG_WARN;
     log_msg(level, "agent %d: RequestEvent(CLASS_LOAD, %p): class %s is loaded but not yet "
@@ -31,8 +32,7 @@ static void refuse_not_linked(struct instance *inst, jobjectID id, jclass cls)
            level == LOG_WARN ? "; further cases are logged at level info" : "");
     report_note(REP_CALL_NO_WAIT, "RequestEvent(CLASS_LOAD) for a class not yet linked: "
                 "JVMPI_FAIL, and the worker links it");
-    if (sig)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    jvmti_free(g_shim.jvmti, sig);
 }
 
 static jint request_class_load(struct instance *inst, JNIEnv *jni, void *arg)
@@ -66,7 +66,9 @@ static jint request_class_load(struct instance *inst, JNIEnv *jni, void *arg)
                                     "JVMPI_FAIL", (void *)id);
     } else {
         jint st = 0;
-        (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+        jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st),
+                     "GetClassStatus for RequestEvent(CLASS_LOAD): a class it fails for is "
+                     "not taken for a primitive type, and its members are read as usual");
         if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
             report_misuse(inst, LOG_WARN, "RequestEvent(CLASS_LOAD, %p): a primitive type has no "
                                           "class data: JVMPI_FAIL", (void *)id);

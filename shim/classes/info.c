@@ -45,7 +45,7 @@ static char *jvmti_strdup(char *s)
 {
     char *d = s ? strdup(s) : NULL;
     if (s)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)s);
+        jvmti_free(g_shim.jvmti, s);
     return d;
 }
 
@@ -94,13 +94,17 @@ static void method_lines(jmethodID m, jint *start, jint *end)
     jint n = 0;
     jvmtiLineNumberEntry *t = NULL;
     jlocation lo = 0, hi = 0;
-    if ((*g_shim.jvmti)->GetLineNumberTable(g_shim.jvmti, m, &n, &t) != JVMTI_ERROR_NONE)
-        return; /* native, abstract, or compiled without -g:lines */
-    if ((*g_shim.jvmti)->GetMethodLocation(g_shim.jvmti, m, &lo, &hi) == JVMTI_ERROR_NONE) {
+    jvmtiError err = (*g_shim.jvmti)->GetLineNumberTable(g_shim.jvmti, m, &n, &t);
+    if (err == JVMTI_ERROR_NATIVE_METHOD || err == JVMTI_ERROR_ABSENT_INFORMATION)
+        return; /* native, abstract, or compiled without -g:lines: no lines, as HotSpot */
+    if (!jvmti_ok_at(err, LOG_DEBUG, "GetLineNumberTable for CLASS_LOAD's line numbers"))
+        return;
+    if (jvmti_ok_at((*g_shim.jvmti)->GetMethodLocation(g_shim.jvmti, m, &lo, &hi), LOG_DEBUG,
+                    "GetMethodLocation for CLASS_LOAD's end line")) {
         *start = line_of(t, n, 0);
         *end = line_of(t, n, hi < 0 ? 0 : hi);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)t);
+    jvmti_free(g_shim.jvmti, t);
 }
 
 struct class_info *info_build(JNIEnv *jni, jclass cls)
@@ -117,37 +121,43 @@ struct class_info *info_build(JNIEnv *jni, jclass cls)
     }
     ci->name = external_name(sig);
     bool is_array = sig[0] == '[';
-    (*j)->Deallocate(j, (unsigned char *)sig);
+    jvmti_free(j, sig);
     if (is_array)
         return ci; /* HotSpot: arrays have no source, interfaces, methods or fields */
 
     char *src = NULL;
-    if ((*j)->GetSourceFileName(j, cls, &src) == JVMTI_ERROR_NONE)
+    jvmtiError err = (*j)->GetSourceFileName(j, cls, &src);
+    if (err == JVMTI_ERROR_ABSENT_INFORMATION)
+        ci->source = NULL; /* no SourceFile attribute: NULL, as HotSpot */
+    else if (jvmti_ok_at(err, LOG_DEBUG, "GetSourceFileName for CLASS_LOAD"))
         ci->source = jvmti_strdup(src);
 
     jint ni = 0;
     jclass *ifs = NULL;
-    if ((*j)->GetImplementedInterfaces(j, cls, &ni, &ifs) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*j)->GetImplementedInterfaces(j, cls, &ni, &ifs), LOG_DEBUG,
+                    "GetImplementedInterfaces for CLASS_LOAD")) {
         ci->num_interfaces = ni;
         for (jint i = 0; i < ni; i++)
             (*jni)->DeleteLocalRef(jni, ifs[i]);
-        (*j)->Deallocate(j, (unsigned char *)ifs);
+        jvmti_free(j, ifs);
     }
 
     jint nm = 0;
     jmethodID *ms = NULL;
-    if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*j)->GetClassMethods(j, cls, &nm, &ms), LOG_DEBUG,
+                    "GetClassMethods for CLASS_LOAD")) {
         note_methods_of(ms, nm, ids_tag(ids_peek(cls)));
         ci->methods = calloc(nm ? nm : 1, sizeof *ci->methods);
         for (jint i = 0; ci->methods && i < nm; i++) {
             char *name = NULL, *msig = NULL;
-            if ((*j)->GetMethodName(j, ms[i], &name, &msig, NULL) != JVMTI_ERROR_NONE)
+            if (!jvmti_ok_at((*j)->GetMethodName(j, ms[i], &name, &msig, NULL), LOG_DEBUG,
+                             "GetMethodName for CLASS_LOAD"))
                 continue;
             if (name != NULL && strncmp(name, BCI_NATIVE_PREFIX, strlen(BCI_NATIVE_PREFIX)) == 0) {
                 /* A native renamed by method-event instrumentation (bci.c): the agent knows
                  * the method by its wrapper, which has the original name. */
-                (*j)->Deallocate(j, (unsigned char *)name);
-                (*j)->Deallocate(j, (unsigned char *)msig);
+                jvmti_free(j, name);
+                jvmti_free(j, msig);
                 continue;
             }
             JVMPI_Method *m = &ci->methods[ci->num_methods++];
@@ -156,27 +166,31 @@ struct class_info *info_build(JNIEnv *jni, jclass cls)
             m->method_id = ms[i];
             method_lines(ms[i], &m->start_lineno, &m->end_lineno);
         }
-        (*j)->Deallocate(j, (unsigned char *)ms);
+        jvmti_free(j, ms);
     }
 
     jint nf = 0;
     jfieldID *fs = NULL;
-    if ((*j)->GetClassFields(j, cls, &nf, &fs) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*j)->GetClassFields(j, cls, &nf, &fs), LOG_DEBUG,
+                    "GetClassFields for CLASS_LOAD")) {
         ci->statics = calloc(nf ? nf : 1, sizeof *ci->statics);
         ci->instances = calloc(nf ? nf : 1, sizeof *ci->instances);
         /* JVMTI lists fields in declaration order; JVMPI (HotSpot) used the reverse. */
         for (jint i = nf - 1; ci->statics && ci->instances && i >= 0; i--) {
             char *name = NULL, *fsig = NULL;
             jint mods = 0;
-            if ((*j)->GetFieldName(j, cls, fs[i], &name, &fsig, NULL) != JVMTI_ERROR_NONE)
+            if (!jvmti_ok_at((*j)->GetFieldName(j, cls, fs[i], &name, &fsig, NULL), LOG_DEBUG,
+                             "GetFieldName for CLASS_LOAD"))
                 continue;
-            (*j)->GetFieldModifiers(j, cls, fs[i], &mods);
+            jvmti_ignore((*j)->GetFieldModifiers(j, cls, fs[i], &mods),
+                         "GetFieldModifiers for CLASS_LOAD: a field it fails for is listed "
+                         "as an instance field");
             JVMPI_Field *f = (mods & 0x0008) ? &ci->statics[ci->num_statics++]
                                              : &ci->instances[ci->num_instances++];
             f->field_name = jvmti_strdup(name);
             f->field_signature = jvmti_strdup(fsig);
         }
-        (*j)->Deallocate(j, (unsigned char *)fs);
+        jvmti_free(j, fs);
     }
     return ci;
 }

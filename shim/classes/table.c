@@ -89,7 +89,9 @@ struct class_rec *rec_of(JNIEnv *jni, jclass cls)
     n->refs = 1;
     n->ref = (*jni)->NewWeakGlobalRef(jni, cls);
     jobject loader = NULL;
-    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
+    jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader),
+                 "GetClassLoader for a new class record: taken for a boot class, which "
+                 "never unloads, if it fails");
     n->may_unload = loader != NULL;
     if (loader)
         (*jni)->DeleteLocalRef(jni, loader);
@@ -178,7 +180,8 @@ struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
     }
     jlong tag = 0;
     struct class_rec *r = NULL;
-    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &tag) == JVMTI_ERROR_NONE && tag != 0) {
+    if (jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &tag), LOG_DEBUG,
+                    "GetTag of a class for the per-thread class cache") && tag != 0) {
         jlong id = tag & TAG_ID_MASK;
         unsigned k = (unsigned)((id >> 3) % CCACHE);
         if (tl_ccache[k].id == id)
@@ -224,8 +227,9 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
         char *sig = NULL;
         jint kind = JVMPI_NORMAL_OBJECT;
         jobjectID cid = ids_from_tag(r->tag);
-        if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL) ==
-                JVMTI_ERROR_NONE && sig[0] == '[') {
+        if (jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL),
+                        LOG_DEBUG, "GetClassSignature for OBJECT_ALLOC's is_array") &&
+            sig[0] == '[') {
             kind = classes_type_code(sig[1]);
             cid = NULL;
             if (kind == JVMPI_CLASS) {
@@ -250,8 +254,7 @@ bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *clas
         } else {
             announce(jni, r, cls);
         }
-        if (sig)
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+        jvmti_free(g_shim.jvmti, sig);
         r->alloc_is_array = kind;
         r->alloc_class_id = cid;
         atomic_store_explicit(&r->alloc_known, true, memory_order_release);
@@ -312,7 +315,33 @@ bool classes_on_free(jlong tag)
  * a walk of the loaded classes (0.1-2 ms for a few thousand). Classes prepared while it is
  * on save their info themselves, so an agent that switches it off and on again pays for
  * the walk again only if classes that may unload were prepared meanwhile. */
-static void unload_walk(JNIEnv *jni);
+static void unload_walk(JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses when CLASS_UNLOAD was enabled"))
+        return;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
+    for (jint i = 0; i < n; i++) {
+        jobject loader = NULL;
+        jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader),
+                     "GetClassLoader when CLASS_UNLOAD was enabled: a class it fails for is "
+                     "taken for a boot class, which never unloads");
+        if (loader != NULL) {
+            jint st = 0;
+            struct class_rec *r = rec_of(jni, cs[i]);
+            jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st),
+                         "GetClassStatus when CLASS_UNLOAD was enabled: a class it fails for "
+                         "is not saved (it is unloading, or not yet prepared)");
+            if (r != NULL && (st & JVMTI_CLASS_STATUS_PREPARED))
+                ensure_saved(jni, r, cs[i]);
+            (*jni)->DeleteLocalRef(jni, loader);
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    jvmti_free(g_shim.jvmti, cs);
+}
 
 void unload_changed(int t, bool any)
 {
@@ -328,28 +357,4 @@ void unload_changed(int t, bool any)
         return;
     unload_walk(jni);
     atomic_store(&unload_walked_at, seen + 1);
-}
-
-static void unload_walk(JNIEnv *jni)
-{
-    jint n = 0;
-    jclass *cs = NULL;
-    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
-                  "GetLoadedClasses when CLASS_UNLOAD was enabled"))
-        return;
-    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
-    for (jint i = 0; i < n; i++) {
-        jobject loader = NULL;
-        (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader);
-        if (loader != NULL) {
-            jint st = 0;
-            struct class_rec *r = rec_of(jni, cs[i]);
-            (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st);
-            if (r != NULL && (st & JVMTI_CLASS_STATUS_PREPARED))
-                ensure_saved(jni, r, cs[i]);
-            (*jni)->DeleteLocalRef(jni, loader);
-        }
-        (*jni)->DeleteLocalRef(jni, cs[i]);
-    }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
 }
