@@ -9,7 +9,7 @@
  * adds its own in its module's callbacks hook (modules.c, the table of contents).
  * Nothing below this file includes anything from it.
  */
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "face/face.h"

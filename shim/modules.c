@@ -15,8 +15,8 @@
  * where a comment says so below. A few hooks need one line of glue (an option, two calls);
  * those are the small functions above the table.
  */
+#include "classes/agent_natives.h"
 #include "classes/classes.h"
-#include "classes/natives.h"
 #include "core/worker.h"
 #include "dumps/heapdump.h"
 #include "events/events.h"

@@ -1,4 +1,5 @@
-/* classes.h — the class table and CLASS_LOAD / CLASS_UNLOAD / CLASS_LOAD_HOOK (classes.c). */
+/* classes.h — the class table, CLASS_LOAD / CLASS_UNLOAD / CLASS_LOAD_HOOK and GetMethodClass,
+ * as other folders call them (classes/internal.h says which file holds what). */
 #ifndef JVMPISHIM_CLASSES_H
 #define JVMPISHIM_CLASSES_H
 

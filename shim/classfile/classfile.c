@@ -35,7 +35,7 @@
  * structure), code.c (a Code attribute and its instructions), sim.c (verification types
  * and the verifier's type simulation), frames.c (StackMapTable decode and encode),
  * emit.c (probe sizes, layout, emission), rewrite.c (one method's Code attribute
- * rewritten), natives.c (native wrappers). This file holds the public entry points:
+ * rewritten), wrappers.c (native wrappers). This file holds the public entry points:
  * cf_instrument walks the methods and assembles the output class; cf_branch_outcome and
  * cf_make_hook_class serve the hook side.
  */

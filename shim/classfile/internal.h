@@ -1,14 +1,13 @@
 /* internal.h — what the parts of the class-file rewriter share, and nothing of the public API.
  *
  * The rewriter is split by job (buf.c, pool.c, parse.c, code.c, sim.c, frames.c, emit.c,
- * rewrite.c, natives.c, classfile.c; classfile.c's head comment has the overview). They
+ * rewrite.c, wrappers.c, classfile.c; classfile.c's head comment has the overview). They
  * share two structures: struct cf, the class being rewritten (its bytes, its constant
  * pool and the entries appended to it), and struct meth, the method being rewritten (its
  * decoded instructions, frames and layout). The small helpers every part calls per byte,
  * per instruction or per pool read (big-endian reads, the output buffer's writers, pool
- * reads, opcode properties, verification type constructors) are static inline here: they
- * were inlined when all of this was one file, and calls across files would cost on every
- * instruction. Functions shared between the parts are named cf_*; none is exported from
+ * reads, opcode properties, verification type constructors) are static inline here: a
+ * call across files would cost on every instruction. Functions shared between the parts are named cf_*; none is exported from
  * the shim's library (it is built with -fvisibility=hidden and a version script).
  */
 #ifndef JVMPISHIM_CLASSFILE_INTERNAL_H
@@ -408,8 +407,8 @@ bool cf_frame_after(struct meth *m, size_t k);
 bool cf_write_smt(struct meth *m, struct buf *out, uint32_t hstart, bool probes);
 
 /* ---------------------------------------------------------------------------------------
- * Probes: sizes, layout, emission (emit.c); one method's Code (rewrite.c); natives
- * (natives.c).
+ * Probes: sizes, layout, emission (emit.c); one method's Code (rewrite.c); native
+ * wrappers (wrappers.c).
  */
 /* Size of the instruction that pushes v (idx: its Integer constant, if it needs one). */
 unsigned cf_push_int_size(int32_t v, uint16_t idx);

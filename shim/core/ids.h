@@ -23,7 +23,8 @@
 #define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
 /* The one exception to "tag nothing for the shim's own use": objects the shim makes for
  * itself that a heap walk would otherwise meet (the arrays memory.c allocates at VMInit to
- * reset the main thread's sampling point, the Field objects classes.c gets to link a class).
+ * reset the main thread's sampling point, the Field objects classes/announce.c gets to link a
+ * class).
  * Id bits 0: no event, no free, no sweep, no dump, no index entry ever names one. */
 #define TAG_SHIM_OWN ((jlong)2)
 

@@ -21,12 +21,12 @@
  *                            then holders_lock (leaf: the threads that use raw monitors).
  *                            Enter, Exit, Wait and NotifyAll take neither: a thread blocked
  *                            for the agent waits on the monitor's futex word, holding no lock
- *   5. class_lock, mid_lock, ann_lock (classes.c: announcements and definitions in
+ *   5. class_lock, mid_lock, ann_lock (classes/: announcements and definitions in
  *      progress, waited on), methods_lock, bodies_lock, big_lock, free_lock, br_lock (who
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
- *      mc_lock (classes.c: adding to the table of GetMethodClass answers),
- *      layout_lock (heapdump.c: class layouts kept between dumps), key_lock (classes.c:
+ *      mc_lock (classes/method_class.c: adding to the table of GetMethodClass answers),
+ *      layout_lock (heapdump.c: class layouts kept between dumps), key_lock (classes/:
  *      class loaders' private tags), guard_lock (state.c: held threads wait on it),
  *      names_lock (events/record.c: per recording, the ids named and the class table of
  *      dump summaries):
@@ -175,7 +175,7 @@ extern _Thread_local int shim_call_depth;
 static inline bool shim_in_call(void) { return shim_call_depth > 0; }
 /* JVMPI raw monitors the calling thread owns (monitors/rawmon.c keeps it). A thread inside a
  * call that owns none holds no lock of the agent's that another thread's handler could wait
- * for (agents of the era locked with raw monitors), so it may link a class (classes.c). */
+ * for (agents of the era locked with raw monitors), so it may link a class (classes/announce.c). */
 extern _Thread_local int shim_monitors_owned;
 
 /* Suspension guard. JVMTI suspends a thread in native code only when it next enters the VM

@@ -11,15 +11,14 @@
  * and every other request and every other JavaVM function goes to the real VM. The real
  * VM must never see GetEnv(JVMPI_*): it would print "JVMPI ... no longer supported".
  */
+#include "core/elfsym.h"
 #include "face/face.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <link.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +108,7 @@ static bool shim_dir(char *buf, size_t len)
  * into the JVM's code. RTLD_DEEPBIND makes the agent's own definitions win, but it also
  * binds the agent's malloc/free to libc's ahead of an allocator preloaded into the JVM.
  * So the shim uses it only when a collision exists: it reads the agent's defined global
- * symbols from its .dynsym and asks dlsym(RTLD_DEFAULT) for each. Weak definitions (C++
+ * symbols from its .dynsym (core/elfsym.c) and asks dlsym(RTLD_DEFAULT) for each. Weak definitions (C++
  * template instances) and the names every shared object defines are not collisions. */
 
 static bool ordinary_export(const char *n)
@@ -122,65 +121,40 @@ static bool ordinary_export(const char *n)
     return n[0] == '\0';
 }
 
+struct collisions {
+    char *out;
+    size_t outlen, used;
+    int n;
+};
+
+/* A defined global symbol of default visibility that the global scope defines too. */
+static bool collision_symbol(const struct elfsym *sym, void *ctx)
+{
+    struct collisions *c = ctx;
+    unsigned type = sym->type;
+    if (!sym->defined || sym->bind != STB_GLOBAL || sym->visibility != STV_DEFAULT ||
+        (type != STT_OBJECT && type != STT_FUNC && type != STT_COMMON && type != STT_TLS &&
+         type != STT_GNU_IFUNC) ||
+        ordinary_export(sym->name) || dlsym(RTLD_DEFAULT, sym->name) == NULL)
+        return true;
+    c->n++;
+    int w = snprintf(c->out + c->used, c->outlen - c->used, "%s%s", c->used ? ", " : "",
+                     sym->name);
+    if (w > 0 && (size_t)w < c->outlen - c->used)
+        c->used += (size_t)w;
+    return true;
+}
+
 /* The agent's exported names already defined in the global scope, comma-separated into
  * out (truncated); returns how many. 0 if the file is not a readable ELF64 object. */
 static int symbol_collisions(const char *path, char *out, size_t outlen)
 {
     out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct collisions c = {.out = out, .outlen = outlen};
+    char err[256];
+    if (elfsym_each(path, collision_symbol, &c, err, sizeof err) < 0)
         return 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-        close(fd);
-        return 0;
-    }
-    size_t size = (size_t)st.st_size;
-    const unsigned char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return 0;
-    int n = 0;
-    size_t used = 0;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 ||
-        eh->e_shoff > size || (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-        goto done;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-    for (unsigned s = 0; s < eh->e_shnum; s++) {
-        if (sh[s].sh_type != SHT_DYNSYM || sh[s].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *str = &sh[sh[s].sh_link];
-        if (sh[s].sh_offset > size || sh[s].sh_size > size - sh[s].sh_offset ||
-            str->sh_offset > size || str->sh_size > size - str->sh_offset || str->sh_size == 0)
-            break;
-        const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[s].sh_offset);
-        const char *strtab = (const char *)(m + str->sh_offset);
-        size_t count = sh[s].sh_size / sizeof(Elf64_Sym);
-        for (size_t i = 1; i < count; i++) {
-            unsigned type = ELF64_ST_TYPE(sym[i].st_info);
-            if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_BIND(sym[i].st_info) != STB_GLOBAL ||
-                ELF64_ST_VISIBILITY(sym[i].st_other) != STV_DEFAULT ||
-                (type != STT_OBJECT && type != STT_FUNC && type != STT_COMMON &&
-                 type != STT_TLS && type != STT_GNU_IFUNC) ||
-                sym[i].st_name >= str->sh_size)
-                continue;
-            const char *name = strtab + sym[i].st_name;
-            if (memchr(name, '\0', str->sh_size - sym[i].st_name) == NULL || ordinary_export(name))
-                continue;
-            if (dlsym(RTLD_DEFAULT, name) == NULL)
-                continue;
-            n++;
-            int w = snprintf(out + used, outlen - used, "%s%s", used ? ", " : "", name);
-            if (w > 0 && (size_t)w < outlen - used)
-                used += (size_t)w;
-        }
-        break;
-    }
-done:
-    munmap((void *)m, size);
-    return n;
+    return c.n;
 }
 
 /* dlopen an agent image: RTLD_DEEPBIND only if its exports collide (see above). */

@@ -353,9 +353,10 @@ static void tag_loaded_classes(JNIEnv *jni)
             }
         }
         /* Every Class object is announced below: an agent may ask CLASS_LOAD for any of them
-         * from its handler, inside a JVMPI call, where a class could not be linked (classes.c,
-         * announce()). So those not yet linked are linked here, at start-up, as the class
-         * replay links them (HotSpot's CLASS_LOAD needed no linking). */
+         * from its handler, inside a JVMPI call, where a class could not be linked
+         * (classes/announce.c, announce()). So those not yet linked are linked here, at
+         * start-up, as the class replay links them (HotSpot's CLASS_LOAD needed no
+         * linking). */
         if (!(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE |
                     JVMTI_CLASS_STATUS_ERROR))) {
             classes_prepare(jni, cs[i]);

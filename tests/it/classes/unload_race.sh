@@ -8,7 +8,7 @@
 # exit status 0; every answer SUCCESS with one REQUESTED CLASS_LOAD of that id named
 # IdentUnloadee, or FAIL with none; most classes unloaded; requests answered and refused
 # both seen (the race was run, not avoided). A read of a freed record shows here only if it
-# crashes or garbles an answer; the reference count that prevents it (shim/classes/classes.c) is
+# crashes or garbles an answer; the reference count that prevents it (shim/classes/table.c) is
 # what makes it impossible.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=90

@@ -1,6 +1,6 @@
-/* natives.h — binding the agent library's own JNI natives (natives.c). */
-#ifndef JVMPISHIM_NATIVES_H
-#define JVMPISHIM_NATIVES_H
+/* agent_natives.h — binding the agent library's own JNI natives (agent_natives.c). */
+#ifndef JVMPISHIM_AGENT_NATIVES_H
+#define JVMPISHIM_AGENT_NATIVES_H
 
 #include "core/shim.h"
 

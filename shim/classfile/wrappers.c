@@ -1,4 +1,4 @@
-/* natives.c — native method wrappers: which natives may be wrapped, and the wrapper.
+/* wrappers.c — native method wrappers: which natives may be wrapped, and the wrapper.
  *
  * With CF_WRAP_NATIVES, native foo becomes a non-native foo of a fixed shape (entry
  * probe, load the arguments, call the native renamed PREFIXfoo, exit probe, return; a

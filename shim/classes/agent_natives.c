@@ -1,4 +1,4 @@
-/* natives.c — the agent library's own JNI natives (Java_<class>_<method>), bound as
+/* agent_natives.c — the agent library's own JNI natives (Java_<class>_<method>), bound as
  * HotSpot bound natives found in -Xrun libraries.
  *
  * Agents shipped a small Java class (a control API, a listener) whose `native` methods the
@@ -8,7 +8,7 @@
  * fails with UnsatisfiedLinkError (under the method-event prefix when methods=bci wrapped
  * the native). JVMTI has no hook on a failed lookup, so the shim binds them ahead:
  *
- *  - When an agent library is opened, its dynamic symbol table (read from the ELF file) is
+ *  - When an agent library is opened, its dynamic symbol table (core/elfsym.c) is
  *    searched for defined functions named Java_*. None (the usual case): nothing else
  *    happens, no class pays anything. Otherwise every possible mangled class part of those
  *    names (up to each '_' that is not an escape) goes into a small hash set, and
@@ -22,18 +22,15 @@
  * (HotSpot asked the loader first); an agent exports those names for its own class only.
  */
 #include "classes/classes.h"
-#include "classes/natives.h"
+#include "classes/agent_natives.h"
 #include "core/api.h"
+#include "core/elfsym.h"
 #include "events/events.h"
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <uthash.h>
 
 struct cls_key {
@@ -132,52 +129,33 @@ static void add_symbol(const char *sym, int slot)
     nsyms++;
 }
 
-/* The defined Java_* functions in the dynamic symbol table of the ELF file at path. */
+struct scan {
+    int slot;
+    int found;
+};
+
+/* A defined Java_* function (global or weak) of the agent library. */
+static bool scan_symbol(const struct elfsym *sym, void *ctx)
+{
+    struct scan *sc = ctx;
+    if (sym->defined && sym->type == STT_FUNC &&
+        (sym->bind == STB_GLOBAL || sym->bind == STB_WEAK) &&
+        strncmp(sym->name, "Java_", 5) == 0) {
+        add_symbol(sym->name, sc->slot);
+        sc->found++;
+    }
+    return true;
+}
+
+/* The defined Java_* functions in the dynamic symbol table of the ELF file at path; -1 if
+ * it cannot be read. */
 static int scan_file(const char *path, int slot)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    struct scan sc = {.slot = slot, .found = 0};
+    char err[256];
+    if (elfsym_each(path, scan_symbol, &sc, err, sizeof err) < 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
-        close(fd);
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return -1;
-    int found = 0;
-    const Elf64_Ehdr *eh = (const void *)m;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shoff == 0 || eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
-        goto out;
-    const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
-    for (int i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (sh[i].sh_offset + sh[i].sh_size > len || strs->sh_offset + strs->sh_size > len)
-            continue;
-        const Elf64_Sym *sym = (const void *)(m + sh[i].sh_offset);
-        size_t nsym = sh[i].sh_size / sizeof *sym;
-        const char *str = (const char *)(m + strs->sh_offset);
-        for (size_t k = 0; k < nsym; k++) {
-            unsigned bind = ELF64_ST_BIND(sym[k].st_info), type = ELF64_ST_TYPE(sym[k].st_info);
-            if (sym[k].st_shndx == SHN_UNDEF || type != STT_FUNC ||
-                (bind != STB_GLOBAL && bind != STB_WEAK) || sym[k].st_name >= strs->sh_size)
-                continue;
-            const char *name = str + sym[k].st_name;
-            if (strncmp(name, "Java_", 5) == 0 && memchr(name, '\0', strs->sh_size - sym[k].st_name)) {
-                add_symbol(name, slot);
-                found++;
-            }
-        }
-    }
-out:
-    munmap((void *)m, len);
-    return found;
+    return sc.found;
 }
 
 void natives_scan(struct instance *inst)
@@ -209,7 +187,8 @@ static void bind_method(JNIEnv *jni, jclass cls, const char *mcls, jmethodID mid
 {
     jvmtiEnv *j = g_shim.jvmti;
     char *name = NULL, *sig = NULL;
-    if ((*j)->GetMethodName(j, mid, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*j)->GetMethodName(j, mid, &name, &sig, NULL), LOG_DEBUG,
+                     "GetMethodName of a native to bind to the agent's export"))
         return;
     const char *plain = name;
     size_t pl = strlen(BCI_NATIVE_PREFIX);
@@ -240,8 +219,8 @@ static void bind_method(JNIEnv *jni, jclass cls, const char *mcls, jmethodID mid
         }
     }
     free(s.p);
-    (*j)->Deallocate(j, (unsigned char *)name);
-    (*j)->Deallocate(j, (unsigned char *)sig);
+    jvmti_free(j, name);
+    jvmti_free(j, sig);
 }
 
 void natives_class_prepare(JNIEnv *jni, jclass cls)
@@ -250,25 +229,28 @@ void natives_class_prepare(JNIEnv *jni, jclass cls)
         return;
     jvmtiEnv *j = g_shim.jvmti;
     char *csig = NULL;
-    if ((*j)->GetClassSignature(j, cls, &csig, NULL) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*j)->GetClassSignature(j, cls, &csig, NULL), LOG_DEBUG,
+                     "GetClassSignature of a prepared class, to bind the agents' own natives"))
         return;
     size_t n = strlen(csig);
     struct sbuf mc = {0};
     struct cls_key *k = NULL;
     if (n > 2 && csig[0] == 'L' && mangle(&mc, csig + 1, n - 2))
         HASH_FIND(hh, keys, mc.p, mc.n, k);
-    (*j)->Deallocate(j, (unsigned char *)csig);
+    jvmti_free(j, csig);
     if (k != NULL) {
         jint nm = 0;
         jmethodID *ms = NULL;
-        if ((*j)->GetClassMethods(j, cls, &nm, &ms) == JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*j)->GetClassMethods(j, cls, &nm, &ms), LOG_DEBUG,
+                        "GetClassMethods of a class whose natives the agent exports")) {
             for (jint i = 0; i < nm; i++) {
                 jint mods = 0;
-                if ((*j)->GetMethodModifiers(j, ms[i], &mods) == JVMTI_ERROR_NONE &&
+                if (jvmti_ok_at((*j)->GetMethodModifiers(j, ms[i], &mods), LOG_DEBUG,
+                                "GetMethodModifiers of a method the agent may export") &&
                     (mods & 0x0100)) /* ACC_NATIVE */
                     bind_method(jni, cls, mc.p, ms[i], k->insts);
             }
-            (*j)->Deallocate(j, (unsigned char *)ms);
+            jvmti_free(j, ms);
         }
     }
     free(mc.p);
@@ -292,5 +274,5 @@ void natives_bind_loaded(JNIEnv *jni)
             natives_class_prepare(jni, cs[i]);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    jvmti_free(g_shim.jvmti, cs);
 }

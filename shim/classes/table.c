@@ -1,0 +1,360 @@
+/* table.c — the class table: a record per class (its id, a weak reference, what has been
+ * announced), looked up by id or through a per-thread cache; OBJECT_ALLOC's class
+ * conventions; CLASS_UNLOAD.
+ *
+ * Records are keyed by the class's id (its tag) under class_lock, a leaf held for table
+ * edits and lookups only. A record lives until its class's CLASS_UNLOAD has been delivered,
+ * so a pointer from a lookup by class stays valid for the caller's event; a lookup by id
+ * (a request, whose class may be unloading meanwhile) takes a reference of its own.
+ *
+ * CLASS_UNLOAD: JVMTI has no class-unload event, but a class's mirror dies with it, so the
+ * mirror's tag comes back in ObjectFree. ObjectFree may not call JNI, so the unload is
+ * queued for the shim's worker thread, which posts it; a CLASS_LOAD request for that id
+ * inside the handler is answered from the info kept for classes of non-boot loaders (only
+ * those can unload). The record is dropped after the handler returns.
+ */
+#include "classes/internal.h"
+#include "core/ids.h"
+#include "core/worker.h"
+#include "events/events.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+/* Registered by methods/ (classes.h). */
+static void (*up_on_unload)(void);
+
+void classes_set_on_unload(void (*on_unload)(void))
+{
+    up_on_unload = on_unload;
+}
+
+static struct class_rec *by_tag;
+static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* CLASS_UNLOAD needs the payload of every class that may unload saved before it goes: the
+ * classes prepared while it was off (that may unload) are counted, and the count at the
+ * last walk of the loaded classes is kept, plus one (0: no walk yet). */
+_Atomic uint64_t prepared_unsaved;
+static _Atomic uint64_t unload_walked_at;
+
+static struct class_rec *rec_find(jlong tag)
+{
+    struct class_rec *r;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    pthread_mutex_unlock(&class_lock);
+    return r;
+}
+
+/* The record of class id tag with a reference the caller drops with rec_release, or NULL:
+ * for lookups by id, whose class may be unloading meanwhile. */
+struct class_rec *rec_acquire(jlong tag)
+{
+    struct class_rec *r;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r != NULL)
+        atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&class_lock);
+    return r;
+}
+
+void rec_release(JNIEnv *jni, struct class_rec *r)
+{
+    if (r == NULL || atomic_fetch_sub(&r->refs, 1) != 1)
+        return;
+    if (r->ref != NULL && jni != NULL)
+        (*jni)->DeleteWeakGlobalRef(jni, r->ref);
+    info_free(atomic_load(&r->saved));
+    free(r);
+}
+
+/* The record of cls, created (and the class tagged) on first sight. Records live until
+ * their class unloads, so the pointer stays valid for the caller's event. */
+struct class_rec *rec_of(JNIEnv *jni, jclass cls)
+{
+    jobjectID id = ids_of_kept(jni, cls);
+    if (id == NULL)
+        return NULL;
+    jlong tag = ids_tag(id);
+    struct class_rec *r = rec_find(tag);
+    if (r != NULL)
+        return r;
+    struct class_rec *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return NULL;
+    n->tag = tag;
+    n->refs = 1;
+    n->ref = (*jni)->NewWeakGlobalRef(jni, cls);
+    jobject loader = NULL;
+    jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader),
+                 "GetClassLoader for a new class record: taken for a boot class, which "
+                 "never unloads, if it fails");
+    n->may_unload = loader != NULL;
+    if (loader)
+        (*jni)->DeleteLocalRef(jni, loader);
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r == NULL) {
+        HASH_ADD(hh, by_tag, tag, sizeof n->tag, n);
+        r = n;
+        n = NULL;
+    }
+    pthread_mutex_unlock(&class_lock);
+    if (n != NULL) {
+        (*jni)->DeleteWeakGlobalRef(jni, n->ref);
+        free(n);
+    }
+    return r;
+}
+
+/* Keep the CLASS_LOAD payload of a class that can unload, for CLASS_UNLOAD handlers. */
+void ensure_saved(JNIEnv *jni, struct class_rec *r, jclass cls)
+{
+    if (!r->may_unload || atomic_load(&r->saved) != NULL || cls == NULL)
+        return;
+    struct class_info *ci = info_build(jni, cls), *none = NULL;
+    if (ci != NULL && !atomic_compare_exchange_strong(&r->saved, &none, ci))
+        info_free(ci);
+}
+
+jobjectID classes_register(JNIEnv *jni, jclass cls)
+{
+    struct class_rec *r = cls ? rec_of(jni, cls) : NULL;
+    return r ? ids_from_tag(r->tag) : NULL;
+}
+
+/* HotSpot's OBJECT_ALLOC conventions: an instance names its class (NORMAL_OBJECT); an
+ * object array names its ELEMENT class with is_array = JVMPI_CLASS; a primitive array has
+ * is_array = its type code (JVMPI_BOOLEAN..JVMPI_LONG, the newarray codes) and no class. */
+static const struct { char sig; jint code; } prim_codes[] = {
+    {'Z', JVMPI_BOOLEAN}, {'C', JVMPI_CHAR},  {'F', JVMPI_FLOAT}, {'D', JVMPI_DOUBLE},
+    {'B', JVMPI_BYTE},    {'S', JVMPI_SHORT}, {'I', JVMPI_INT},   {'J', JVMPI_LONG},
+};
+
+jint classes_type_code(char sig)
+{
+    for (size_t i = 0; i < sizeof prim_codes / sizeof prim_codes[0]; i++)
+        if (prim_codes[i].sig == sig)
+            return prim_codes[i].code;
+    return JVMPI_CLASS;
+}
+
+/* Per-thread cache class tag -> record for the allocation path (no class_lock there).
+ * Records live until their class unloads, and a dead class's tag is never seen again. */
+#define CCACHE 64
+struct ccache_slot {
+    jlong id;                   /* compared before the record is touched: a record freed
+                                   at unload is only reachable through its own, dead id */
+    struct class_rec *r;
+};
+static _Thread_local struct ccache_slot *tl_ccache; /* CCACHE slots (shim_thread_block) */
+
+/* In front of it, the class this thread allocated most, held by the thread's own weak
+ * reference: IsSameObject against it is one JNI call, where reading the class's tag takes
+ * the tag-map lock and walks a hash chain of the whole tag map (profiled on JDK 17: a
+ * quarter of what the shim added per allocation). A class takes the place only when two
+ * allocations of it in a row missed, so a thread alternating between classes does not
+ * churn weak references; it is dropped at ThreadEnd. A live class that matches cannot
+ * have had its record freed (that happens only after the class unloads), and the id is
+ * checked against tl_ccache before the record is used. */
+static _Thread_local struct {
+    jweak ref;
+    jlong id;
+    jlong missed;               /* id of the last class that missed, 0 after a hit */
+} tl_mru;
+
+struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
+{
+    if (__builtin_expect(tl_ccache == NULL, 0) &&
+        (tl_ccache = shim_thread_block(&tl_ccache, CCACHE * sizeof *tl_ccache)) == NULL)
+        return rec_of(jni, cls);
+    if (tl_mru.ref != NULL && (*jni)->IsSameObject(jni, cls, tl_mru.ref)) {
+        unsigned k = (unsigned)((tl_mru.id >> 3) % CCACHE);
+        if (tl_ccache[k].id == tl_mru.id) {
+            tl_mru.missed = 0;
+            return tl_ccache[k].r;
+        }
+    }
+    jlong tag = 0;
+    struct class_rec *r = NULL;
+    if (jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &tag), LOG_DEBUG,
+                    "GetTag of a class for the per-thread class cache") && tag != 0) {
+        jlong id = tag & TAG_ID_MASK;
+        unsigned k = (unsigned)((id >> 3) % CCACHE);
+        if (tl_ccache[k].id == id)
+            r = tl_ccache[k].r;
+    }
+    if (r == NULL) {
+        r = rec_of(jni, cls);
+        if (r == NULL)
+            return NULL;
+        unsigned k = (unsigned)((r->tag >> 3) % CCACHE);
+        tl_ccache[k].id = r->tag;
+        tl_ccache[k].r = r;
+    }
+    if (tl_mru.missed != r->tag) {
+        tl_mru.missed = r->tag;
+        return r;
+    }
+    jweak w = (*jni)->NewWeakGlobalRef(jni, cls);
+    if (w != NULL) {
+        if (tl_mru.ref != NULL)
+            (*jni)->DeleteWeakGlobalRef(jni, tl_mru.ref);
+        tl_mru.ref = w;
+        tl_mru.id = r->tag;
+    }
+    tl_mru.missed = 0;
+    return r;
+}
+
+void classes_thread_end(JNIEnv *jni)
+{
+    if (tl_mru.ref != NULL)
+        (*jni)->DeleteWeakGlobalRef(jni, tl_mru.ref);
+    tl_mru.ref = NULL;
+    tl_mru.id = tl_mru.missed = 0;
+}
+
+bool classes_alloc_info(JNIEnv *jni, jclass cls, jint *is_array, jobjectID *class_id)
+{
+    struct class_rec *r = rec_of_cached(jni, cls);
+    if (r == NULL)
+        return false;
+    if (!atomic_load_explicit(&r->alloc_known, memory_order_acquire)) {
+        char *sig = NULL;
+        jint kind = JVMPI_NORMAL_OBJECT;
+        jobjectID cid = ids_from_tag(r->tag);
+        if (jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL),
+                        LOG_DEBUG, "GetClassSignature for OBJECT_ALLOC's is_array") &&
+            sig[0] == '[') {
+            kind = classes_type_code(sig[1]);
+            cid = NULL;
+            if (kind == JVMPI_CLASS) {
+                /* The element class: java.lang.Class.getComponentType(). */
+                jclass cc = (*jni)->GetObjectClass(jni, cls);
+                jmethodID gct = (*jni)->GetMethodID(jni, cc, "getComponentType",
+                                                    "()Ljava/lang/Class;");
+                shim_own_java_begin();
+                jobject elem = gct ? (*jni)->CallObjectMethod(jni, cls, gct) : NULL;
+                shim_own_java_end();
+                if ((*jni)->ExceptionCheck(jni))
+                    (*jni)->ExceptionClear(jni);
+                if (elem != NULL) {
+                    /* An agent may ask CLASS_LOAD for the element class from its handler,
+                     * inside a JVMPI call, where it could not be linked (announce()). */
+                    classes_prepare(jni, elem);
+                    cid = classes_id_announced(jni, elem);
+                    (*jni)->DeleteLocalRef(jni, elem);
+                }
+                (*jni)->DeleteLocalRef(jni, cc);
+            }
+        } else {
+            announce(jni, r, cls);
+        }
+        jvmti_free(g_shim.jvmti, sig);
+        r->alloc_is_array = kind;
+        r->alloc_class_id = cid;
+        atomic_store_explicit(&r->alloc_known, true, memory_order_release);
+    } else if (r->alloc_class_id != NULL &&
+               (atomic_load(&r->announced) & ((1u << g_shim.ninst) - 1)) !=
+                   ((1u << g_shim.ninst) - 1) &&
+               r->alloc_is_array == JVMPI_NORMAL_OBJECT) {
+        announce(jni, r, cls);
+    }
+    *is_array = r->alloc_is_array;
+    *class_id = r->alloc_class_id;
+    return true;
+}
+
+/* The class of a class id, as a local ref (NULL if unknown or unloaded). */
+jclass classes_local_ref(JNIEnv *jni, jobjectID id)
+{
+    struct class_rec *r = rec_acquire(ids_tag(id));
+    jclass c = r != NULL && !r->unloaded && r->ref != NULL ? (*jni)->NewLocalRef(jni, r->ref) : NULL;
+    rec_release(jni, r);
+    return c;
+}
+
+/* ---- CLASS_UNLOAD ---- */
+
+static void post_unload(JNIEnv *jni, void *arg)
+{
+    struct class_rec *r = arg;
+    JVMPI_Event ev;
+    event_init(&ev, JVMPI_EVENT_CLASS_UNLOAD, jni);
+    ev.u.class_unload.class_id = ids_from_tag(r->tag);
+    event_post_all(&ev);
+    pthread_mutex_lock(&class_lock);
+    HASH_DEL(by_tag, r);
+    pthread_mutex_unlock(&class_lock);
+    rec_release(jni, r); /* the table's reference; a request reading it keeps its own */
+}
+
+bool classes_on_free(jlong tag)
+{
+    struct class_rec *r;
+    tag &= TAG_ID_MASK;
+    pthread_mutex_lock(&class_lock);
+    HASH_FIND(hh, by_tag, &tag, sizeof tag, r);
+    if (r != NULL)
+        r->unloaded = true;
+    pthread_mutex_unlock(&class_lock);
+    if (r == NULL)
+        return false;
+    if (up_on_unload != NULL)
+        up_on_unload(); /* its methods' cached line tables */
+    if (!worker_submit(post_unload, r))
+        log_debug("class id %p unloaded after shutdown: no CLASS_UNLOAD", (void *)(intptr_t)tag);
+    return true;
+}
+
+/* Tag the classes loaded before CLASS_UNLOAD was enabled, so their unloading is seen:
+ * a walk of the loaded classes (0.1-2 ms for a few thousand). Classes prepared while it is
+ * on save their info themselves, so an agent that switches it off and on again pays for
+ * the walk again only if classes that may unload were prepared meanwhile. */
+static void unload_walk(JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses when CLASS_UNLOAD was enabled"))
+        return;
+    (*jni)->EnsureLocalCapacity(jni, n + 16); /* one local reference per class */
+    for (jint i = 0; i < n; i++) {
+        jobject loader = NULL;
+        jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cs[i], &loader),
+                     "GetClassLoader when CLASS_UNLOAD was enabled: a class it fails for is "
+                     "taken for a boot class, which never unloads");
+        if (loader != NULL) {
+            jint st = 0;
+            struct class_rec *r = rec_of(jni, cs[i]);
+            jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cs[i], &st),
+                         "GetClassStatus when CLASS_UNLOAD was enabled: a class it fails for "
+                         "is not saved (it is unloading, or not yet prepared)");
+            if (r != NULL && (st & JVMTI_CLASS_STATUS_PREPARED))
+                ensure_saved(jni, r, cs[i]);
+            (*jni)->DeleteLocalRef(jni, loader);
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    jvmti_free(g_shim.jvmti, cs);
+}
+
+void unload_changed(int t, bool any)
+{
+    (void)t;
+    if (!any || atomic_load(&g_shim.phase) < PHASE_STARTING)
+        return;
+    JNIEnv *jni = shim_current_jni();
+    if (jni == NULL)
+        return;
+    /* Two agents enabling it at once may both walk: saving is idempotent. */
+    uint64_t seen = atomic_load(&prepared_unsaved);
+    if (atomic_load(&unload_walked_at) == seen + 1)
+        return;
+    unload_walk(jni);
+    atomic_store(&unload_walked_at, seen + 1);
+}
