@@ -193,7 +193,8 @@ JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
     /* A virtual thread (no eetop): its record is in its JVMTI thread-local storage, where a
      * platform thread has nothing or the mark ThreadEnd left (vthreads.c). */
     void *p = NULL;
-    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, t, &p) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, t, &p), LOG_DEBUG,
+                     "GetThreadLocalStorage of a thread without eetop (no id)") ||
         p == NULL || p == &ended_mark)
         return NULL;
     return (JNIEnv *)((char *)p + offsetof(struct thread_rec, jni_table));
@@ -206,7 +207,8 @@ JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
 static bool reattached(void)
 {
     void *mark = NULL;
-    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &mark) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &mark),
+                     LOG_DEBUG, "GetThreadLocalStorage after ThreadEnd (taken as not back)") ||
         mark == &ended_mark)
         return false;
     tl_ended = false;
@@ -228,7 +230,8 @@ struct thread_rec *threads_self(void)
     if (jni == NULL)
         return NULL;
     jthread t = NULL;
-    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &t);
+    jvmti_ignore((*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &t),
+                 "GetCurrentThread: the record is made without its Thread object");
     bool created;
     struct thread_rec *r = rec_insert(jni, jni, t, &created);
     if (t != NULL)
@@ -285,7 +288,9 @@ void threads_on_end(JNIEnv *jni, jthread t)
     tl_self = NULL;
     shim_tl_guard = NULL;
     tl_ended = true;
-    (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark);
+    jvmti_ignore((*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark),
+                 "SetThreadLocalStorage marking ThreadEnd: unmarked, a thread that attaches "
+                 "again is taken as new the same way");
     shim_set_current_jni(NULL);
 }
 
@@ -302,7 +307,8 @@ jint threads_init_live(JNIEnv *jni)
     if (fid_name == NULL)
         (*jni)->ExceptionClear(jni);
     jthread self = NULL;
-    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self);
+    jvmti_ignore((*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self),
+                 "GetCurrentThread at VMInit: no eetop offset, no Thread object for main");
     if (fid_eetop != NULL && self != NULL) {
         jlong eetop = (*jni)->GetLongField(jni, self, fid_eetop);
         if (eetop != 0) {
@@ -339,7 +345,8 @@ jint threads_init_live(JNIEnv *jni)
                 learned++;
                 /* It may have ended between GetAllThreads and the insert. */
                 jint st = 0;
-                (*g_shim.jvmti)->GetThreadState(g_shim.jvmti, all[i], &st);
+                jvmti_ignore((*g_shim.jvmti)->GetThreadState(g_shim.jvmti, all[i], &st),
+                             "GetThreadState at VMInit: unread, the thread is taken as ended");
                 if (!(st & JVMTI_THREAD_STATE_ALIVE))
                     rec_remove(r);
             }
@@ -347,7 +354,7 @@ jint threads_init_live(JNIEnv *jni)
         }
         (*jni)->DeleteLocalRef(jni, all[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)all);
+    jvmti_free(g_shim.jvmti, all);
     if (self != NULL)
         (*jni)->DeleteLocalRef(jni, self);
     log_debug("thread registry: %d threads known at VMInit (%d learned through eetop)",
@@ -573,9 +580,9 @@ struct tnames {
 
 static void tnames_free(struct tnames *n)
 {
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->name);
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->group);
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->parent);
+    jvmti_free(g_shim.jvmti, n->name);
+    jvmti_free(g_shim.jvmti, n->group);
+    jvmti_free(g_shim.jvmti, n->parent);
 }
 
 /* Thread name, its group's name and the name of the group's parent (NULL for "system",
@@ -587,20 +594,23 @@ static void tnames_get(JNIEnv *jni, jthread t, struct tnames *n)
         return;
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
-    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, t, &ti) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, t, &ti), LOG_DEBUG,
+                     "GetThreadInfo for a thread event's names (posted without them)"))
         return;
     n->name = ti.name;
     if (ti.thread_group != NULL) {
         jvmtiThreadGroupInfo gi;
         memset(&gi, 0, sizeof gi);
-        if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, ti.thread_group, &gi) ==
-            JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, ti.thread_group, &gi),
+                        LOG_DEBUG, "GetThreadGroupInfo for a thread event's group name")) {
             n->group = gi.name;
             if (gi.parent != NULL) {
                 jvmtiThreadGroupInfo pi;
                 memset(&pi, 0, sizeof pi);
-                if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, gi.parent, &pi) ==
-                    JVMTI_ERROR_NONE) {
+                if (jvmti_ok_at((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, gi.parent,
+                                                                    &pi),
+                                LOG_DEBUG, "GetThreadGroupInfo for a thread event's parent "
+                                           "group name")) {
                     n->parent = pi.name;
                     if (pi.parent)
                         (*jni)->DeleteLocalRef(jni, pi.parent);
@@ -694,7 +704,8 @@ static bool under_construction(struct thread_rec *r)
         return false;
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
-    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, r->ref, &ti) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, r->ref, &ti), LOG_DEBUG,
+                     "GetThreadInfo: is the Thread object still being built (taken as not)"))
         return false;
     JNIEnv *jni = shim_current_jni();
     /* No group yet (JDK 17 sets group then name), or no name yet (JDK 25 sets its field
@@ -706,7 +717,7 @@ static bool under_construction(struct thread_rec *r)
         if (nm != NULL)
             (*jni)->DeleteLocalRef(jni, nm);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+    jvmti_free(g_shim.jvmti, ti.name);
     if (ti.thread_group != NULL)
         (*jni)->DeleteLocalRef(jni, ti.thread_group);
     if (ti.context_class_loader != NULL)
