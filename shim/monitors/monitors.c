@@ -175,7 +175,11 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
 }
 
-void monitors_owner_ending(JNIEnv *env)
+/* On an ending thread, just before its THREAD_END (threads/ calls it): post
+ * MONITOR_CONTENDED_EXIT for every contention that saw this thread own the monitor and
+ * whose contender has not got it yet (the ending thread has released it). env: the ending
+ * thread's env_id. */
+static void monitors_owner_ending(JNIEnv *env)
 {
     JNIEnv *jni = shim_current_jni();
     struct thread_rec *me = threads_acquire(env);

@@ -15,6 +15,11 @@
  * cached in a thread-local pointer: TLS get/set on the current thread take no lock. A
  * virtual thread's record is keyed by its own env_id and reached, while it is mounted, from
  * its carrier's thread-local shim_vthread_env (vthreads.c).
+ *
+ * THREAD_START and THREAD_END are posted here too, with definition before use: an event
+ * that names a thread the agent has not heard of first announces it, and a thread attaching
+ * through JNI, whose Thread object is still being built, has its events held until its
+ * THREAD_START can name it.
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -56,6 +61,7 @@ static char ended_mark; /* its address, in JVMTI thread-local storage: "ThreadEn
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
 static void flush_held(void);
+static void threads_announce_self_now(JNIEnv *env);
 /* Events held back while the thread's Thread object is built (see threads_hold_event). */
 #define HELD_MAX 65536
 struct held {
@@ -243,7 +249,8 @@ struct thread_rec *threads_self(void)
     return r;
 }
 
-void threads_on_start(JNIEnv *jni, jthread t)
+/* JVMTI ThreadStart, on the new thread: its record, and its THREAD_START. */
+static void threads_on_start(JNIEnv *jni, jthread t)
 {
     shim_set_current_jni(jni);
     tl_ended = false;
@@ -268,7 +275,8 @@ void threads_on_start(JNIEnv *jni, jthread t)
     flush_held(); /* an attached thread's events from while its Thread object was built */
 }
 
-void threads_on_end(JNIEnv *jni, jthread t)
+/* JVMTI ThreadEnd, on the ending thread: its THREAD_END, and its record out. */
+static void threads_on_end(JNIEnv *jni, jthread t)
 {
     (void)t;
     struct thread_rec *r = tl_self;
@@ -725,8 +733,13 @@ static bool under_construction(struct thread_rec *r)
     return building;
 }
 
-bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
-                        const struct calltrace_snap *trace)
+/* An event of the current thread while its Thread object is being built (a thread
+ * attaching through JNI): kept with the thread's trace at this moment (trace, if the event
+ * was held before and has one, else taken now), and posted after its THREAD_START with
+ * that trace for GetCallTrace in its handler. False if it cannot be kept (then the caller
+ * announces the thread and posts at once). The events layer calls it (module init). */
+static bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
+                               const struct calltrace_snap *trace)
 {
     switch (ev->event_type) { /* unrequested only */
     case JVMPI_EVENT_OBJECT_ALLOC:
@@ -834,7 +847,12 @@ static uint32_t start_wanted(void)
     return on;
 }
 
-bool threads_announce_self(JNIEnv *env)
+/* Definition before use: make sure every instance that enabled THREAD_START has been told
+ * about the calling thread, if env names it (the event's env_id). Cheap when it has (a
+ * thread-local check). False while the thread's Thread object is still being built (its
+ * THREAD_START could not name it yet): the caller holds its event back with
+ * threads_hold_event. The events layer calls it (module init). */
+static bool threads_announce_self(JNIEnv *env)
 {
     struct thread_rec *r = self_for(env);
     if (r == NULL)
@@ -849,7 +867,8 @@ bool threads_announce_self(JNIEnv *env)
     return true;
 }
 
-void threads_announce_self_now(JNIEnv *env)
+/* Announce the current thread now, whatever its state, and post what was held back. */
+static void threads_announce_self_now(JNIEnv *env)
 {
     struct thread_rec *r = self_for(env);
     if (r == NULL)
