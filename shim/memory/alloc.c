@@ -261,11 +261,11 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* Definition before use for objects JVMTI never reported: an event about to name obj
  * first announces its class and, while OBJECT_ALLOC has been on since start-up, the object
- * itself, on the current thread. JVMTI samples no allocation made while one of its callbacks runs on the
- * thread (the shim's own reflection in an event, a Thread made by CreateSystemThread in a
- * handler, MemberNames on JDK 25), and makes mirrors of classes without sampling them; on
- * HotSpot every one of these got an OBJECT_ALLOC when it was allocated. The common case, an
- * object already announced, costs one GetTag. */
+ * itself, on the current thread. JVMTI samples no allocation made while one of its
+ * callbacks runs on the thread (the shim's own reflection in an event, a Thread made by
+ * CreateSystemThread in a handler, MemberNames on JDK 25), and makes mirrors of classes
+ * without sampling them; on HotSpot every one of these got an OBJECT_ALLOC when it was
+ * allocated. The common case, an object already announced, costs one GetTag. */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
 {
     if (obj == NULL)

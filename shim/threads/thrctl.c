@@ -108,7 +108,7 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
     /* The shim's worker: an agent knows its env from the THREAD_START before the events it
      * posts (a GC bracket, OBJECT_FREE, CLASS_UNLOAD). It serves the JVM's heap walks and the
      * agent's brackets; stopped inside a JVM heap walk it would stop every thread (see
-     * memory.c, flush_frees), so it is left running, as HotSpot's internal threads were. */
+     * memory/gc.c, flush_frees), so it is left running, as HotSpot's internal threads were. */
     if (env == worker_env()) {
         *result = 0; /* as for a thread left running inside a shim section (thread_list) */
         log_debug("agent %d: %s(the shim's worker thread): left running", inst->slot, fn);

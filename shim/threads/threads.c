@@ -770,7 +770,7 @@ static bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
         tl_held = h;
         tl_held_cap = cap;
     }
-    /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory.c). */
+    /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory/gc.c). */
     if (ev->event_type == JVMPI_EVENT_OBJECT_ALLOC && !memory_alloc_held(inst, ev->u.obj_alloc.obj_id))
         return false;
     struct held *h = &tl_held[tl_held_n];
