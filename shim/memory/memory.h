@@ -1,11 +1,11 @@
-/* memory.h — allocation, free and GC events (memory.c), JNI refs (jniref.c), the JNIEnv
- * lent to virtual threads (jnienv.c). */
+/* memory.h — the object events (OBJECT_ALLOC: alloc.c; OBJECT_FREE and the GC bracket:
+ * gc.c; their start-up: memory.c), JNI refs (jniref.c), the JNIEnv lent to virtual threads
+ * (jnienv.c). What the object events' files share among themselves is internal.h. */
 #ifndef JVMPISHIM_MEMORY_H
 #define JVMPISHIM_MEMORY_H
 
 #include "core/shim.h"
 
-void memory_on_free(jlong tag);     /* from ObjectFree */
 /* Before posting what comes after a collection (a dump an agent asked for,
  * DATA_DUMP_REQUEST, JVM_SHUT_DOWN): post, on this thread, the GC bracket of every
  * collection not bracketed yet, with every free JVMTI has for it, as HotSpot had posted

@@ -5,9 +5,10 @@
  * while an agent used them. The shim's ids are tags, which never change, so the collector
  * itself keeps running; DisableGC/EnableGC nest per agent (an unbalanced EnableGC is
  * logged) and hold back the GC bracket the agent sees (GC_START, OBJECT_FREE, GC_FINISH),
- * so between DisableGC and EnableGC no OBJECT_FREE arrives (memory.c). What an agent can still rely on: an id stays the same for the
- * object's life and is never reused; jobjectID2jobject of a live id gives a local ref that
- * keeps the object alive as long as the agent holds it.
+ * so between DisableGC and EnableGC no OBJECT_FREE arrives (gc.c). What an agent can still
+ * rely on: an id stays the same for the object's life and is never reused;
+ * jobjectID2jobject of a live id gives a local ref that keeps the object alive as long as
+ * the agent holds it.
  */
 #include "classes/classes.h"
 #include "core/api.h"

@@ -98,7 +98,9 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
         self->mon_owed = NULL;
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
         jvmtiMonitorUsage u;
-        if ((*jvmti)->GetObjectMonitorUsage(jvmti, o, &u) == JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*jvmti)->GetObjectMonitorUsage(jvmti, o, &u), LOG_DEBUG,
+                        "GetObjectMonitorUsage: the owner that owes MONITOR_CONTENDED_EXIT "
+                        "(none is posted)")) {
             if (u.owner != NULL) {
                 JNIEnv *owner = threads_env_of(jni, u.owner);
                 (*jni)->DeleteLocalRef(jni, u.owner);
@@ -125,8 +127,8 @@ static void JNICALL cb_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, 
                 (*jni)->DeleteLocalRef(jni, u.waiters[i]);
             for (jint i = 0; i < u.notify_waiter_count; i++)
                 (*jni)->DeleteLocalRef(jni, u.notify_waiters[i]);
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)u.waiters);
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)u.notify_waiters);
+            jvmti_free(jvmti, u.waiters);
+            jvmti_free(jvmti, u.notify_waiters);
         }
     }
     if (events_any(JVMPI_EVENT_MONITOR_CONTENDED_ENTER))
@@ -173,7 +175,11 @@ static void JNICALL cb_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         post_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, jni, o);
 }
 
-void monitors_owner_ending(JNIEnv *env)
+/* On an ending thread, just before its THREAD_END (threads/ calls it): post
+ * MONITOR_CONTENDED_EXIT for every contention that saw this thread own the monitor and
+ * whose contender has not got it yet (the ending thread has released it). env: the ending
+ * thread's env_id. */
+static void monitors_owner_ending(JNIEnv *env)
 {
     JNIEnv *jni = shim_current_jni();
     struct thread_rec *me = threads_acquire(env);

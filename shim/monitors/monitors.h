@@ -1,17 +1,13 @@
-/* monitors.h — the Java monitor events' one entry point outside monitors.c.
+/* monitors.h — the Java monitor events' start-up (monitors.c): their rows and callbacks.
  *
- * MONITOR_CONTENDED_EXIT is synthesized from the contender's side (monitors.c); an owner
- * that ends before its contender wakes posts the EXITs it owes itself, as HotSpot did.
+ * MONITOR_CONTENDED_EXIT is synthesized from the contender's side; an owner that ends
+ * before its contender wakes posts the EXITs it owes itself, as HotSpot did, through the
+ * hook monitors.c registers with threads/ at start-up.
  */
 #ifndef JVMPISHIM_MONITORS_H
 #define JVMPISHIM_MONITORS_H
 
 #include "core/shim.h"
-
-/* On an ending thread, just before its THREAD_END: post MONITOR_CONTENDED_EXIT for every
- * contention that saw this thread own the monitor and whose contender has not got it yet
- * (the ending thread has released it). env: the ending thread's env_id. */
-void monitors_owner_ending(JNIEnv *env);
 
 /* Start-up (modules.c). */
 void monitors_module_init(void);

@@ -38,7 +38,8 @@ static jlong cpu_of(struct thread_rec *r)
     if (r->jni_table != NULL)
         return vthreads_cpu(r);
     jlong ns = -1;
-    if ((*g_shim.jvmti)->GetThreadCpuTime(g_shim.jvmti, r->ref, &ns) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadCpuTime(g_shim.jvmti, r->ref, &ns), LOG_DEBUG,
+                     "GetThreadCpuTime (the CPU time is -1)"))
         return -1;
     return ns;
 }
@@ -48,7 +49,8 @@ static jint status_now(struct thread_rec *r)
     int raw = atomic_load(&r->raw_state);
     jint st = 0;
     if (r->ref == NULL ||
-        (*g_shim.jvmti)->GetThreadState(g_shim.jvmti, r->ref, &st) != JVMTI_ERROR_NONE)
+        !jvmti_ok_at((*g_shim.jvmti)->GetThreadState(g_shim.jvmti, r->ref, &st), LOG_DEBUG,
+                     "GetThreadState (the status is the shim's own)"))
         return raw ? raw : JVMPI_THREAD_RUNNABLE;
     jint s;
     if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
@@ -106,7 +108,7 @@ static struct thread_rec *target(struct instance *inst, JNIEnv *env, const char 
     /* The shim's worker: an agent knows its env from the THREAD_START before the events it
      * posts (a GC bracket, OBJECT_FREE, CLASS_UNLOAD). It serves the JVM's heap walks and the
      * agent's brackets; stopped inside a JVM heap walk it would stop every thread (see
-     * memory.c, flush_frees), so it is left running, as HotSpot's internal threads were. */
+     * memory/gc.c, flush_frees), so it is left running, as HotSpot's internal threads were. */
     if (env == worker_env()) {
         *result = 0; /* as for a thread left running inside a shim section (thread_list) */
         log_debug("agent %d: %s(the shim's worker thread): left running", inst->slot, fn);
@@ -156,7 +158,10 @@ void jvmpi_SuspendThread(struct instance *inst, JNIEnv *env)
             note_suspended(r, before);
         } else {
             threads_release_guard(r);
-            if (err != JVMTI_ERROR_THREAD_SUSPENDED && err != JVMTI_ERROR_THREAD_NOT_ALIVE)
+            if (err == JVMTI_ERROR_THREAD_SUSPENDED || err == JVMTI_ERROR_THREAD_NOT_ALIVE)
+                jvmti_ignore(err, "SuspendThread of a thread suspended otherwise or ended: "
+                                  "JVMPI suspended nothing");
+            else
                 jvmti_ok_at(err, LOG_WARN, "SuspendThread");
         }
     }
@@ -171,8 +176,10 @@ void jvmpi_ResumeThread(struct instance *inst, JNIEnv *env)
         return;
     if (take_suspended(r)) {
         jvmtiError err = (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, r->ref);
-        if (err != JVMTI_ERROR_NONE && err != JVMTI_ERROR_THREAD_NOT_SUSPENDED &&
-            err != JVMTI_ERROR_THREAD_NOT_ALIVE)
+        if (err == JVMTI_ERROR_THREAD_NOT_SUSPENDED || err == JVMTI_ERROR_THREAD_NOT_ALIVE)
+            jvmti_ignore(err, "ResumeThread of a thread resumed otherwise or ended: "
+                              "nothing is left to resume");
+        else
             jvmti_ok_at(err, LOG_WARN, "ResumeThread");
         threads_release_guard(r);
     }

@@ -15,6 +15,11 @@
  * cached in a thread-local pointer: TLS get/set on the current thread take no lock. A
  * virtual thread's record is keyed by its own env_id and reached, while it is mounted, from
  * its carrier's thread-local shim_vthread_env (vthreads.c).
+ *
+ * THREAD_START and THREAD_END are posted here too, with definition before use: an event
+ * that names a thread the agent has not heard of first announces it, and a thread attaching
+ * through JNI, whose Thread object is still being built, has its events held until its
+ * THREAD_START can name it.
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -56,6 +61,7 @@ static char ended_mark; /* its address, in JVMTI thread-local storage: "ThreadEn
 static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
 static void flush_held(void);
+static void threads_announce_self_now(JNIEnv *env);
 /* Events held back while the thread's Thread object is built (see threads_hold_event). */
 #define HELD_MAX 65536
 struct held {
@@ -193,7 +199,8 @@ JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
     /* A virtual thread (no eetop): its record is in its JVMTI thread-local storage, where a
      * platform thread has nothing or the mark ThreadEnd left (vthreads.c). */
     void *p = NULL;
-    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, t, &p) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, t, &p), LOG_DEBUG,
+                     "GetThreadLocalStorage of a thread without eetop (no id)") ||
         p == NULL || p == &ended_mark)
         return NULL;
     return (JNIEnv *)((char *)p + offsetof(struct thread_rec, jni_table));
@@ -206,7 +213,8 @@ JNIEnv *threads_env_of(JNIEnv *jni, jthread t)
 static bool reattached(void)
 {
     void *mark = NULL;
-    if ((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &mark) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadLocalStorage(g_shim.jvmti, NULL, &mark),
+                     LOG_DEBUG, "GetThreadLocalStorage after ThreadEnd (taken as not back)") ||
         mark == &ended_mark)
         return false;
     tl_ended = false;
@@ -228,7 +236,8 @@ struct thread_rec *threads_self(void)
     if (jni == NULL)
         return NULL;
     jthread t = NULL;
-    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &t);
+    jvmti_ignore((*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &t),
+                 "GetCurrentThread: the record is made without its Thread object");
     bool created;
     struct thread_rec *r = rec_insert(jni, jni, t, &created);
     if (t != NULL)
@@ -240,7 +249,8 @@ struct thread_rec *threads_self(void)
     return r;
 }
 
-void threads_on_start(JNIEnv *jni, jthread t)
+/* JVMTI ThreadStart, on the new thread: its record, and its THREAD_START. */
+static void threads_on_start(JNIEnv *jni, jthread t)
 {
     shim_set_current_jni(jni);
     tl_ended = false;
@@ -265,7 +275,8 @@ void threads_on_start(JNIEnv *jni, jthread t)
     flush_held(); /* an attached thread's events from while its Thread object was built */
 }
 
-void threads_on_end(JNIEnv *jni, jthread t)
+/* JVMTI ThreadEnd, on the ending thread: its THREAD_END, and its record out. */
+static void threads_on_end(JNIEnv *jni, jthread t)
 {
     (void)t;
     struct thread_rec *r = tl_self;
@@ -285,7 +296,9 @@ void threads_on_end(JNIEnv *jni, jthread t)
     tl_self = NULL;
     shim_tl_guard = NULL;
     tl_ended = true;
-    (*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark);
+    jvmti_ignore((*g_shim.jvmti)->SetThreadLocalStorage(g_shim.jvmti, NULL, &ended_mark),
+                 "SetThreadLocalStorage marking ThreadEnd: unmarked, a thread that attaches "
+                 "again is taken as new the same way");
     shim_set_current_jni(NULL);
 }
 
@@ -302,7 +315,8 @@ jint threads_init_live(JNIEnv *jni)
     if (fid_name == NULL)
         (*jni)->ExceptionClear(jni);
     jthread self = NULL;
-    (*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self);
+    jvmti_ignore((*g_shim.jvmti)->GetCurrentThread(g_shim.jvmti, &self),
+                 "GetCurrentThread at VMInit: no eetop offset, no Thread object for main");
     if (fid_eetop != NULL && self != NULL) {
         jlong eetop = (*jni)->GetLongField(jni, self, fid_eetop);
         if (eetop != 0) {
@@ -339,7 +353,8 @@ jint threads_init_live(JNIEnv *jni)
                 learned++;
                 /* It may have ended between GetAllThreads and the insert. */
                 jint st = 0;
-                (*g_shim.jvmti)->GetThreadState(g_shim.jvmti, all[i], &st);
+                jvmti_ignore((*g_shim.jvmti)->GetThreadState(g_shim.jvmti, all[i], &st),
+                             "GetThreadState at VMInit: unread, the thread is taken as ended");
                 if (!(st & JVMTI_THREAD_STATE_ALIVE))
                     rec_remove(r);
             }
@@ -347,7 +362,7 @@ jint threads_init_live(JNIEnv *jni)
         }
         (*jni)->DeleteLocalRef(jni, all[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)all);
+    jvmti_free(g_shim.jvmti, all);
     if (self != NULL)
         (*jni)->DeleteLocalRef(jni, self);
     log_debug("thread registry: %d threads known at VMInit (%d learned through eetop)",
@@ -573,9 +588,9 @@ struct tnames {
 
 static void tnames_free(struct tnames *n)
 {
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->name);
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->group);
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)n->parent);
+    jvmti_free(g_shim.jvmti, n->name);
+    jvmti_free(g_shim.jvmti, n->group);
+    jvmti_free(g_shim.jvmti, n->parent);
 }
 
 /* Thread name, its group's name and the name of the group's parent (NULL for "system",
@@ -587,20 +602,23 @@ static void tnames_get(JNIEnv *jni, jthread t, struct tnames *n)
         return;
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
-    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, t, &ti) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, t, &ti), LOG_DEBUG,
+                     "GetThreadInfo for a thread event's names (posted without them)"))
         return;
     n->name = ti.name;
     if (ti.thread_group != NULL) {
         jvmtiThreadGroupInfo gi;
         memset(&gi, 0, sizeof gi);
-        if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, ti.thread_group, &gi) ==
-            JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, ti.thread_group, &gi),
+                        LOG_DEBUG, "GetThreadGroupInfo for a thread event's group name")) {
             n->group = gi.name;
             if (gi.parent != NULL) {
                 jvmtiThreadGroupInfo pi;
                 memset(&pi, 0, sizeof pi);
-                if ((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, gi.parent, &pi) ==
-                    JVMTI_ERROR_NONE) {
+                if (jvmti_ok_at((*g_shim.jvmti)->GetThreadGroupInfo(g_shim.jvmti, gi.parent,
+                                                                    &pi),
+                                LOG_DEBUG, "GetThreadGroupInfo for a thread event's parent "
+                                           "group name")) {
                     n->parent = pi.name;
                     if (pi.parent)
                         (*jni)->DeleteLocalRef(jni, pi.parent);
@@ -694,7 +712,8 @@ static bool under_construction(struct thread_rec *r)
         return false;
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
-    if ((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, r->ref, &ti) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetThreadInfo(g_shim.jvmti, r->ref, &ti), LOG_DEBUG,
+                     "GetThreadInfo: is the Thread object still being built (taken as not)"))
         return false;
     JNIEnv *jni = shim_current_jni();
     /* No group yet (JDK 17 sets group then name), or no name yet (JDK 25 sets its field
@@ -706,7 +725,7 @@ static bool under_construction(struct thread_rec *r)
         if (nm != NULL)
             (*jni)->DeleteLocalRef(jni, nm);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+    jvmti_free(g_shim.jvmti, ti.name);
     if (ti.thread_group != NULL)
         (*jni)->DeleteLocalRef(jni, ti.thread_group);
     if (ti.context_class_loader != NULL)
@@ -714,8 +733,13 @@ static bool under_construction(struct thread_rec *r)
     return building;
 }
 
-bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
-                        const struct calltrace_snap *trace)
+/* An event of the current thread while its Thread object is being built (a thread
+ * attaching through JNI): kept with the thread's trace at this moment (trace, if the event
+ * was held before and has one, else taken now), and posted after its THREAD_START with
+ * that trace for GetCallTrace in its handler. False if it cannot be kept (then the caller
+ * announces the thread and posts at once). The events layer calls it (module init). */
+static bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
+                               const struct calltrace_snap *trace)
 {
     switch (ev->event_type) { /* unrequested only */
     case JVMPI_EVENT_OBJECT_ALLOC:
@@ -746,7 +770,7 @@ bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
         tl_held = h;
         tl_held_cap = cap;
     }
-    /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory.c). */
+    /* Known to the GC bracket, which must not post its OBJECT_FREE first (memory/gc.c). */
     if (ev->event_type == JVMPI_EVENT_OBJECT_ALLOC && !memory_alloc_held(inst, ev->u.obj_alloc.obj_id))
         return false;
     struct held *h = &tl_held[tl_held_n];
@@ -823,7 +847,12 @@ static uint32_t start_wanted(void)
     return on;
 }
 
-bool threads_announce_self(JNIEnv *env)
+/* Definition before use: make sure every instance that enabled THREAD_START has been told
+ * about the calling thread, if env names it (the event's env_id). Cheap when it has (a
+ * thread-local check). False while the thread's Thread object is still being built (its
+ * THREAD_START could not name it yet): the caller holds its event back with
+ * threads_hold_event. The events layer calls it (module init). */
+static bool threads_announce_self(JNIEnv *env)
 {
     struct thread_rec *r = self_for(env);
     if (r == NULL)
@@ -838,7 +867,8 @@ bool threads_announce_self(JNIEnv *env)
     return true;
 }
 
-void threads_announce_self_now(JNIEnv *env)
+/* Announce the current thread now, whatever its state, and post what was held back. */
+static void threads_announce_self_now(JNIEnv *env)
 {
     struct thread_rec *r = self_for(env);
     if (r == NULL)

@@ -1,4 +1,5 @@
-/* threads.h — the thread registry (threads.c owns it). */
+/* threads.h — the thread registry (threads.c owns it), JVMPI thread control's view of a
+ * record (thrctl.c), and virtual threads as JVMPI threads (vthreads.c). */
 #ifndef JVMPISHIM_THREADS_H
 #define JVMPISHIM_THREADS_H
 
@@ -66,32 +67,15 @@ struct thread_snap {
 };
 size_t threads_snapshot(JNIEnv *jni, struct thread_snap **out);
 
-/* Definition before use: make sure every instance that enabled THREAD_START has been told
- * about the calling thread, if env names it (the event's env_id). Cheap when it has (a
- * thread-local check). False while the thread's Thread object is still being built (its
- * THREAD_START could not name it yet): the caller holds its event back with
- * threads_hold_event. */
-bool threads_announce_self(JNIEnv *env);
-/* An event of the current thread while its Thread object is being built (a thread
- * attaching through JNI): kept with the thread's trace at this moment (trace, if the event
- * was held before and has one, else taken now), and posted after its THREAD_START with
- * that trace for GetCallTrace in its handler. False if it cannot be kept (then the caller
- * announces the thread and posts at once). */
-bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
-                        const struct calltrace_snap *trace);
-/* Announce the current thread now, whatever its state, and post what was held back. */
-void threads_announce_self_now(JNIEnv *env);
 void threads_replay(JNIEnv *jni);
 
 void threads_module_init(void);
 void threads_module_callbacks(jvmtiEventCallbacks *cb);
 jint threads_module_enable(void);
 
-/* The registry's life: VMInit, JVMTI ThreadStart / ThreadEnd, and the exiting thread's
- * THREAD_END at shutdown. */
+/* The registry's life outside the JVMTI ThreadStart / ThreadEnd callbacks (threads.c):
+ * VMInit, and the exiting thread's THREAD_END at shutdown. */
 jint threads_init_live(JNIEnv *jni);    /* VMInit: calibrate env mapping, learn existing threads */
-void threads_on_start(JNIEnv *jni, jthread t);
-void threads_on_end(JNIEnv *jni, jthread t);
 /* env names the calling JVMPI thread (shim_current_env: a mounted virtual thread, else the
  * thread's own JNIEnv). */
 bool threads_env_is_current(JNIEnv *env);

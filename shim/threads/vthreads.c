@@ -72,12 +72,12 @@ static bool find_mount_events(void)
         else if (ev[i].id != NULL && strcmp(ev[i].id, UNMOUNT_EVENT_ID) == 0)
             unmount_index = ev[i].extension_event_index;
         for (jint k = 0; k < ev[i].param_count; k++)
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ev[i].params[k].name);
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ev[i].params);
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ev[i].id);
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ev[i].short_description);
+            jvmti_free(g_shim.jvmti, ev[i].params[k].name);
+        jvmti_free(g_shim.jvmti, ev[i].params);
+        jvmti_free(g_shim.jvmti, ev[i].id);
+        jvmti_free(g_shim.jvmti, ev[i].short_description);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ev);
+    jvmti_free(g_shim.jvmti, ev);
     return mount_index >= 0 && unmount_index >= 0;
 }
 
@@ -257,7 +257,7 @@ static struct thread_rec *rec_new(JNIEnv *jni, jthread vt)
                     "(vthreads=threads), env_id %p", named && ti.name ? ti.name : "?",
                     (void *)r->env);
         if (named) {
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ti.name);
+            jvmti_free(g_shim.jvmti, ti.name);
             if (ti.thread_group != NULL)
                 (*jni)->DeleteLocalRef(jni, ti.thread_group);
             if (ti.context_class_loader != NULL)
