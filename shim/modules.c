@@ -27,12 +27,7 @@ void modules_init(void)
     memory_onload();
     jniref_module_init();
     record_set_class_ref(classes_local_ref);
-    struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
-    events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
-    struct event_row hdump = {.kind = EVK_REQUEST_ONLY, .request = heapdump_request};
-    events_register(JVMPI_EVENT_HEAP_DUMP, &hdump);
-    struct event_row odump = {.kind = EVK_REQUEST_ONLY, .request = objectdump_request};
-    events_register(JVMPI_EVENT_OBJECT_DUMP, &odump);
+    dumps_module_init();
 }
 
 void modules_callbacks(jvmtiEventCallbacks *cb)

@@ -26,10 +26,11 @@
 #include "core/dumpbuf.h"
 #include "core/dumpcheck.h"
 #include "core/ids.h"
+#include "dumps/internal.h"
+#include "dumps/world.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "memory/memory.h"
-#include "methods/calltrace.h"
 #include "monitors/rawmon.h"
 #include "threads/threads.h"
 
@@ -74,7 +75,7 @@ static void add_mon(JNIEnv *jni, struct mon **v, size_t *n, size_t *cap, jobject
     (*v)[(*n)++] = (struct mon){o, owner};
 }
 
-jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
+static jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
 {
     (void)arg;
     jvmtiEnv *j = g_shim.jvmti;
@@ -207,4 +208,10 @@ out:
     world_free(jni, &world);
     (*jni)->PopLocalFrame(jni, NULL);
     return rc;
+}
+
+void monitordump_module_init(void)
+{
+    struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
+    events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
 }

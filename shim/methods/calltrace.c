@@ -314,7 +314,9 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
     return fill(jni, t, NULL, frames, depth);
 }
 
-jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth)
+/* The same for the current thread, from the shallowest frame of method `from` (the whole
+ * stack if it is not among the top frames). */
+static jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth)
 {
     return fill(jni, NULL, from, frames, depth);
 }
@@ -392,32 +394,41 @@ static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames
     return out;
 }
 
-void calltrace_snap_take(struct calltrace_snap *s)
+struct calltrace_snap *calltrace_snap_keep(const struct calltrace_snap *at)
 {
-    calltrace_snap_take_from(s, NULL);
-}
-
-void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from)
-{
+    struct calltrace_snap *s = malloc(sizeof *s);
+    if (s == NULL)
+        return NULL;
     s->n = 0;
     s->frames = NULL;
     s->from_method = NULL;
+    if (at != NULL && at->from_method == NULL) {
+        /* Kept before (an event held again): its frames, copied. */
+        if (at->n > 0 && (s->frames = malloc(sizeof *at->frames * (size_t)at->n)) != NULL) {
+            memcpy(s->frames, at->frames, sizeof *at->frames * (size_t)at->n);
+            s->n = at->n;
+        }
+        return s;
+    }
     jint count = 0;
     if ((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count) != JVMTI_ERROR_NONE ||
         count <= 0 || (s->frames = malloc(sizeof *s->frames * (size_t)count)) == NULL)
-        return;
-    s->n = fill(NULL, NULL, from, s->frames, count); /* no JNIEnv: nothing announced */
+        return s;
+    /* No JNIEnv: nothing announced. */
+    s->n = fill(NULL, NULL, at != NULL ? at->from_method : NULL, s->frames, count);
     if (s->n == 0) {
         free(s->frames);
         s->frames = NULL;
     }
+    return s;
 }
 
 void calltrace_snap_free(struct calltrace_snap *s)
 {
+    if (s == NULL)
+        return;
     free(s->frames);
-    s->frames = NULL;
-    s->n = 0;
+    free(s);
 }
 
 /* GetCallTrace on the current thread inside a held event's handler: the frames taken when
@@ -478,85 +489,4 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     trace->num_frames = calltrace_fill(jni, r->ref, trace->frames, depth);
     threads_release(r);
-}
-
-/* ---- holding every thread still (heap and monitor dumps) ---- */
-
-bool world_hold(JNIEnv *jni, struct world *w, jint depth)
-{
-    memset(w, 0, sizeof *w);
-    threads_self();
-    w->n = threads_snapshot(jni, &w->snap);
-    size_t n = w->n ? w->n : 1;
-    jthread *susp = calloc(n, sizeof *susp);
-    jvmtiError *serr = calloc(n, sizeof *serr);
-    size_t *idx = calloc(n, sizeof *idx);
-    w->traces = calloc(n, sizeof *w->traces);
-    w->frames = calloc(n * (size_t)depth, sizeof *w->frames);
-    w->held = calloc(n, sizeof *w->held);
-    w->recs = calloc(n, sizeof *w->recs);
-    bool ok = susp && serr && idx && w->traces && w->frames && w->held && w->recs;
-    if (ok) {
-        jint ns = 0;
-        /* Each thread's guard first (shim.h): none stops inside a section of the shim that
-         * holds a lock the dump then needs. */
-        for (size_t i = 0; i < w->n; i++)
-            if (w->snap[i].thread != NULL && !threads_env_is_self(w->snap[i].env) &&
-                (w->recs[i] = threads_acquire(w->snap[i].env)) != NULL) {
-                if (!threads_hold_guard(w->recs[i])) {
-                    threads_release(w->recs[i]);
-                    w->recs[i] = NULL;
-                    continue;
-                }
-                idx[ns] = i;
-                susp[ns++] = w->snap[i].thread;
-            }
-        if (ns > 0)
-            (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr);
-        for (jint k = 0; k < ns; k++) {
-            w->held[idx[k]] = serr[k] == JVMTI_ERROR_NONE;
-            if (!w->held[idx[k]]) {
-                threads_release_guard(w->recs[idx[k]]);
-                threads_release(w->recs[idx[k]]);
-                w->recs[idx[k]] = NULL;
-            }
-        }
-        for (size_t i = 0; i < w->n; i++) {
-            w->traces[i].env_id = w->snap[i].env;
-            w->traces[i].frames = &w->frames[i * (size_t)depth];
-            if (w->snap[i].thread != NULL)
-                w->traces[i].num_frames = calltrace_fill(jni, w->snap[i].thread,
-                                                         w->traces[i].frames, depth);
-        }
-    }
-    free(susp);
-    free(serr);
-    free(idx);
-    return ok;
-}
-
-void world_resume(struct world *w)
-{
-    for (size_t i = 0; w->held && i < w->n; i++)
-        if (w->held[i]) {
-            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread);
-            w->held[i] = false;
-            threads_release_guard(w->recs[i]);
-            threads_release(w->recs[i]);
-            w->recs[i] = NULL;
-        }
-}
-
-void world_free(JNIEnv *jni, struct world *w)
-{
-    world_resume(w);
-    for (size_t i = 0; i < w->n; i++)
-        if (w->snap[i].thread)
-            (*jni)->DeleteLocalRef(jni, w->snap[i].thread);
-    free(w->snap);
-    free(w->traces);
-    free(w->frames);
-    free(w->held);
-    free(w->recs);
-    memset(w, 0, sizeof *w);
 }

@@ -540,7 +540,7 @@ static void probes_changed(int t, bool any)
 
 void methods_module_init(void)
 {
-    threads_set_snapshots(calltrace_snap_take_from, calltrace_snap_free);
+    threads_set_snapshots(calltrace_snap_keep, calltrace_snap_free);
     classes_set_probe_class(bci_hook_class);
     classes_set_on_unload(calltrace_invalidate);
     events_set_deferred_flush(ctor_flush_before_other);
