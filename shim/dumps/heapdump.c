@@ -51,7 +51,8 @@ static void hold_world(JNIEnv *jni, struct walk *w, struct world *world)
         if (world->snap[i].thread == NULL)
             continue;
         jint fc = 0;
-        (*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, world->snap[i].thread, &fc);
+        jvmti_ignore((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, world->snap[i].thread, &fc),
+                     "GetFrameCount for a heap dump's frame roots: without it they say -1");
         w->thr_tags[w->nthr] = ids_tag(ids_of_kept(jni, world->snap[i].thread));
         w->thr_envs[w->nthr] = world->snap[i].env;
         w->thr_frames[w->nthr] = fc;
@@ -177,9 +178,11 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     jclass hook = bci_hook_class();
     if (hook != NULL) {
         jlong t = 0;
-        if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, hook, &t) == JVMTI_ERROR_NONE && t == 0) {
+        if (jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, hook, &t), LOG_DEBUG,
+                        "GetTag of the probe class for a dump") && t == 0) {
             t = ids_new_tag(0, 0);
-            if ((*g_shim.jvmti)->SetTag(g_shim.jvmti, hook, t) != JVMTI_ERROR_NONE)
+            if (!jvmti_ok_at((*g_shim.jvmti)->SetTag(g_shim.jvmti, hook, t), LOG_DEBUG,
+                             "SetTag of the probe class for a dump"))
                 t = 0;
         }
         w.hook_id = t & TAG_ID_MASK;
@@ -197,10 +200,11 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         /* The walk starts at it, so it is never a referee: take an array's length here. */
         jclass oc = (*jni)->GetObjectClass(jni, single);
         char *sig = NULL;
-        if ((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, oc, &sig, NULL) == JVMTI_ERROR_NONE) {
+        if (jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, oc, &sig, NULL),
+                        LOG_DEBUG, "GetClassSignature of an OBJECT_DUMP's object")) {
             if (sig[0] == '[')
                 len_put(&w, w.single_tag, (*jni)->GetArrayLength(jni, single));
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+            jvmti_free(g_shim.jvmti, sig);
         }
         (*jni)->DeleteLocalRef(jni, oc);
     }

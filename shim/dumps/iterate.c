@@ -219,7 +219,8 @@ static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
         return;
     if (id == 0) {
         jlong t = 0, size = 0;
-        (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size);
+        jvmti_ignore((*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, o, &size),
+                     "GetObjectSize of an object a dump names first: its OBJECT_ALLOC says 0");
         if (w->announce && fresh_room(w)) {
             id = ids_tag(ids_claim_allocated(jni, o, size, &t));
             if (t != 0)
@@ -290,7 +291,8 @@ bool unreached_records(struct walk *w)
                         "GetObjectsWithTags for a heap dump's unreached objects")) {
             for (jint k = 0; k < got && !w->failed; k++) {
                 jlong t = 0;
-                (*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[k], &t);
+                jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[k], &t),
+                             "GetTag of an unreached object: untagged, it is read as one");
                 size_t i = stags[k] == 1 ? unreached_find(w, t & TAG_ID_MASK) : n;
                 (*jni)->PushLocalFrame(jni, 16);
                 if (stags[k] == 2 && t == 0) {
@@ -301,13 +303,14 @@ bool unreached_records(struct walk *w)
                 }
                 (*jni)->PopLocalFrame(jni, NULL);
             }
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)objs);
-            (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)stags);
+            jvmti_free(g_shim.jvmti, objs);
+            jvmti_free(g_shim.jvmti, stags);
         }
         (*jni)->PopLocalFrame(jni, NULL);
     }
     if (scan != NULL)
-        (*scan)->DisposeEnvironment(scan);
+        jvmti_ignore((*scan)->DisposeEnvironment(scan),
+                     "DisposeEnvironment of a dump's scan environment: nothing else to do");
     /* What the second iteration missed, through the index (one pass at most). */
     for (size_t i = 0; i < n && !w->failed; i++) {
         if (w->un_done[i])

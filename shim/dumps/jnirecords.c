@@ -41,7 +41,8 @@ static jlong jni_ref_id(struct walk *w, jobject r)
         return 0;
     JNIEnv *jni = w->jni;
     jlong t = 0;
-    if ((*g_shim.jvmti)->GetTag(g_shim.jvmti, r, &t) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, r, &t), LOG_DEBUG,
+                     "GetTag of an object a dump reads with JNI"))
         return 0;
     if (t != 0)
         return (t & TAG_ID_MASK) == w->hook_id ? 0 : (t & TAG_ID_MASK);
@@ -53,7 +54,8 @@ static jlong jni_ref_id(struct walk *w, jobject r)
     if (!w->announce || !fresh_room(w))
         return ids_tag(ids_of(jni, r));
     jlong size = 0;
-    (*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, r, &size);
+    jvmti_ignore((*g_shim.jvmti)->GetObjectSize(g_shim.jvmti, r, &size),
+                 "GetObjectSize of an object a dump names first: its OBJECT_ALLOC says 0");
     jobjectID id = ids_claim_allocated(jni, r, size, &t);
     if (t != 0)
         fresh_add(w, t, ctag, size); /* announced before the dump is delivered */
@@ -171,13 +173,15 @@ void mirror_by_jni(struct walk *w, jclass cls, jlong id)
         return;
     }
     jobject loader = NULL;
-    (*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader);
+    jvmti_ignore((*g_shim.jvmti)->GetClassLoader(g_shim.jvmti, cls, &loader),
+                 "GetClassLoader for a CLASS_DUMP read with JNI: the loader is then NULL");
     w->loader_id = jni_ref_id(w, loader);
     if (loader)
         (*jni)->DeleteLocalRef(jni, loader);
     jint ni = 0;
     jclass *ifs = NULL;
-    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, cls, &ni, &ifs),
+                    LOG_DEBUG, "GetImplementedInterfaces for a CLASS_DUMP read with JNI")) {
         for (jint i = 0; i < ni; i++) {
             if (w->n_ifaces == w->ifaces_cap) {
                 jint c = w->ifaces_cap ? w->ifaces_cap * 2 : 8;
@@ -191,7 +195,7 @@ void mirror_by_jni(struct walk *w, jclass cls, jlong id)
                 w->ifaces[w->n_ifaces++] = jni_ref_id(w, ifs[i]);
             (*jni)->DeleteLocalRef(jni, ifs[i]);
         }
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)ifs);
+        jvmti_free(g_shim.jvmti, ifs);
     }
     for (jint i = 0; i < self->n_stat; i++) {
         struct hfield *f = &self->stat[i];

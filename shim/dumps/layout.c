@@ -106,7 +106,8 @@ static void collect_interfaces(JNIEnv *jni, jclass c, jclass **seen, jint *n, ji
 {
     jint ni = 0;
     jclass *is = NULL;
-    if ((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, c, &ni, &is) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetImplementedInterfaces(g_shim.jvmti, c, &ni, &is),
+                     LOG_DEBUG, "GetImplementedInterfaces for a dump's class layout"))
         return;
     for (jint i = 0; i < ni; i++) {
         bool dup = false;
@@ -125,16 +126,18 @@ static void collect_interfaces(JNIEnv *jni, jclass c, jclass **seen, jint *n, ji
             collect_interfaces(jni, is[i], seen, n, cap);
         }
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)is);
+    jvmti_free(g_shim.jvmti, is);
 }
 
 static jint field_count(jclass c)
 {
     jint n = 0;
     jfieldID *fs = NULL;
-    if ((*g_shim.jvmti)->GetClassFields(g_shim.jvmti, c, &n, &fs) != JVMTI_ERROR_NONE)
+    /* A class not prepared yet has no fields to list (CLASS_NOT_PREPARED). */
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetClassFields(g_shim.jvmti, c, &n, &fs), LOG_DEBUG,
+                     "GetClassFields for a dump's class layout"))
         return 0;
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)fs);
+    jvmti_free(g_shim.jvmti, fs);
     return n;
 }
 
@@ -168,10 +171,11 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
     free(ifs);
     jint direct = 0;
     jclass *dis = NULL;
-    if ((*j)->GetImplementedInterfaces(j, cls, &direct, &dis) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*j)->GetImplementedInterfaces(j, cls, &direct, &dis), LOG_DEBUG,
+                    "GetImplementedInterfaces for a dump's class layout")) {
         for (jint k = 0; k < direct; k++)
             (*jni)->DeleteLocalRef(jni, dis[k]);
-        (*j)->Deallocate(j, (unsigned char *)dis);
+        jvmti_free(j, dis);
     }
     hc->num_interfaces = direct;
     if (depth > 1)
@@ -191,14 +195,17 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
     for (jint d = 0; d < depth && hc->inst && hc->stat; d++) {
         jint nf = 0;
         jfieldID *fs = NULL;
-        if ((*j)->GetClassFields(j, chain[d], &nf, &fs) != JVMTI_ERROR_NONE)
+        if (!jvmti_ok_at((*j)->GetClassFields(j, chain[d], &nf, &fs), LOG_DEBUG,
+                         "GetClassFields for a dump's class layout"))
             continue;
         for (jint i = nf - 1; i >= 0; i--) { /* reverse declaration order */
             char *name = NULL, *sig = NULL;
             jint mods = 0;
-            if ((*j)->GetFieldName(j, chain[d], fs[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+            if (!jvmti_ok_at((*j)->GetFieldName(j, chain[d], fs[i], &name, &sig, NULL),
+                             LOG_DEBUG, "GetFieldName for a dump's class layout"))
                 continue;
-            (*j)->GetFieldModifiers(j, chain[d], fs[i], &mods);
+            jvmti_ignore((*j)->GetFieldModifiers(j, chain[d], fs[i], &mods),
+                         "GetFieldModifiers for a dump's class layout: an instance field then");
             struct hfield f = {base[d] + i, sig_type(sig), fs[i]};
             if (mods & 0x0008) {
                 if (d == 0)
@@ -207,10 +214,10 @@ static void layout_class(JNIEnv *jni, struct hclass *hc, jclass cls)
                 hc->inst[hc->n_inst++] = f;
                 computed += f.type == 'L' ? 4 : type_size(f.type); /* compressed oops */
             }
-            (*j)->Deallocate(j, (unsigned char *)name);
-            (*j)->Deallocate(j, (unsigned char *)sig);
+            jvmti_free(j, name);
+            jvmti_free(j, sig);
         }
-        (*j)->Deallocate(j, (unsigned char *)fs);
+        jvmti_free(j, fs);
     }
     hc->instance_size = (computed + 7) & ~7LL;
     for (jint d = 0; d < depth; d++)
@@ -236,9 +243,11 @@ void build_class(struct walk *w, jclass cls, jclass class_class)
     (*jni)->PushLocalFrame(jni, 32);
     hc->id = ids_tag(id);
     jint st = 0;
-    (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st);
+    jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st),
+                 "GetClassStatus for a dump's class layout: an unprepared class then");
     char *sig = NULL;
-    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL);
+    jvmti_ignore((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, cls, &sig, NULL),
+                 "GetClassSignature for a dump's class layout: an instance class then");
     if (st & JVMTI_CLASS_STATUS_PRIMITIVE) {
         hc->kind = HC_OTHER;
     } else if (sig != NULL && sig[0] == '[') {
@@ -261,7 +270,7 @@ void build_class(struct walk *w, jclass cls, jclass class_class)
     hc->filler = sig != NULL && (strncmp(sig, "Ljdk/internal/vm/Filler", 23) == 0 ||
                                  strncmp(sig, "[Ljdk/internal/vm/Filler", 24) == 0);
     if (sig)
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+        jvmti_free(g_shim.jvmti, sig);
     /* Before preparation JVMTI lists no fields: such a layout is for this dump only. An
      * array class's element id is cached only once known. */
     if ((st & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY)) &&
@@ -291,8 +300,9 @@ bool build_classes(struct walk *w, jobject single)
         /* Not a primitive mirror's: GetLoadedClasses, which the heap dump's table comes
          * from, never lists those, and their record is an instance of java.lang.Class. */
         if (oc != NULL && class_class != NULL && (*jni)->IsSameObject(jni, oc, class_class) &&
-            (*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, (jclass)single, &st) ==
-                JVMTI_ERROR_NONE && !(st & JVMTI_CLASS_STATUS_PRIMITIVE))
+            jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, (jclass)single, &st),
+                        LOG_DEBUG, "GetClassStatus of an OBJECT_DUMP's class") &&
+            !(st & JVMTI_CLASS_STATUS_PRIMITIVE))
             build_class(w, (jclass)single, class_class);
         if (oc != NULL)
             (*jni)->DeleteLocalRef(jni, oc);
@@ -310,7 +320,7 @@ bool build_classes(struct walk *w, jobject single)
         build_class(w, cs[i], class_class);
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cs);
+    jvmti_free(g_shim.jvmti, cs);
     if (class_class != NULL)
         (*jni)->DeleteLocalRef(jni, class_class);
     return true;

@@ -101,10 +101,14 @@ static jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
         f->thread = world.snap[i].thread;
         if (f->thread == NULL)
             continue;
-        (*j)->GetThreadState(j, f->thread, &f->state);
-        (*j)->GetOwnedMonitorInfo(j, f->thread, &f->n_owned, &f->owned);
+        /* A thread that ended meanwhile has no state, owns nothing and waits for nothing. */
+        jvmti_ignore((*j)->GetThreadState(j, f->thread, &f->state),
+                     "GetThreadState for MONITOR_DUMP: a thread that ended has none");
+        jvmti_ignore((*j)->GetOwnedMonitorInfo(j, f->thread, &f->n_owned, &f->owned),
+                     "GetOwnedMonitorInfo for MONITOR_DUMP: a thread that ended owns none");
         if (f->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
-            (*j)->GetCurrentContendedMonitor(j, f->thread, &f->contended);
+            jvmti_ignore((*j)->GetCurrentContendedMonitor(j, f->thread, &f->contended),
+                         "GetCurrentContendedMonitor for MONITOR_DUMP: one that ended waits for none");
         struct thread_rec *r = threads_acquire(f->env);
         if (r != NULL) {
             shim_crit_begin(); /* a JNI call under a shim lock (shim.h) */
@@ -201,7 +205,7 @@ static jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
 out:
     for (size_t i = 0; tf && i < nt; i++)
         if (tf[i].owned)
-            (*j)->Deallocate(j, (unsigned char *)tf[i].owned);
+            jvmti_free(j, tf[i].owned);
     free(tf);
     free(status);
     free(mons);

@@ -46,7 +46,9 @@ bool world_hold(JNIEnv *jni, struct world *w, jint depth)
                 susp[ns++] = w->snap[i].thread;
             }
         if (ns > 0)
-            (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr);
+            jvmti_ok_at((*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr),
+                        LOG_DEBUG, "SuspendThreadList to hold the threads for a dump");
+        /* Each thread's own result: one that ended or was suspended already is not held. */
         for (jint k = 0; k < ns; k++) {
             w->held[idx[k]] = serr[k] == JVMTI_ERROR_NONE;
             if (!w->held[idx[k]]) {
@@ -73,7 +75,8 @@ void world_resume(struct world *w)
 {
     for (size_t i = 0; w->held && i < w->n; i++)
         if (w->held[i]) {
-            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread);
+            jvmti_ignore((*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread),
+                         "ResumeThread after a dump: a thread that ended needs none");
             w->held[i] = false;
             threads_release_guard(w->recs[i]);
             threads_release(w->recs[i]);

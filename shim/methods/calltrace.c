@@ -149,17 +149,19 @@ static jmethodID method_named(jclass cls, const char *name, const char *sig)
     jmethodID cur = NULL;
     jint n = 0;
     jmethodID *all = NULL;
-    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*jvmti)->GetClassMethods(jvmti, cls, &n, &all), LOG_DEBUG,
+                     "GetCallTrace: GetClassMethods for a method's current version"))
         return NULL;
     for (jint i = 0; i < n && cur == NULL; i++) {
         char *nm = NULL, *sg = NULL;
-        if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
+        if (jvmti_ok_at((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL), LOG_DEBUG,
+                        "GetCallTrace: GetMethodName for a method's current version") &&
             strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
             cur = all[i];
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
+        jvmti_free(jvmti, nm);
+        jvmti_free(jvmti, sg);
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+    jvmti_free(jvmti, all);
     return cur;
 }
 
@@ -177,19 +179,22 @@ jmethodID calltrace_current_version(jmethodID m)
 {
     jvmtiEnv *jvmti = g_shim.jvmti;
     jboolean obsolete = JNI_FALSE;
-    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete), LOG_DEBUG,
+                     "GetCallTrace: IsMethodObsolete"))
         return m;
     jclass cls = NULL;
     char *name = NULL, *sig = NULL;
     jmethodID cur = NULL;
-    if ((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL), LOG_DEBUG,
+                    "GetCallTrace: GetMethodName")) {
         bool renamed = strncmp(name, BCI_NATIVE_PREFIX, strlen(BCI_NATIVE_PREFIX)) == 0;
         if ((obsolete || renamed) &&
-            (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE)
+            jvmti_ok_at((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls), LOG_DEBUG,
+                        "GetCallTrace: GetMethodDeclaringClass"))
             cur = method_named(cls, renamed ? name + strlen(BCI_NATIVE_PREFIX) : name, sig);
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    jvmti_free(jvmti, name);
+    jvmti_free(jvmti, sig);
     JNIEnv *jni = shim_current_jni();
     if (cls != NULL && jni != NULL)
         (*jni)->DeleteLocalRef(jni, cls);
@@ -207,17 +212,21 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
     ml->lines = NULL;
     ml->announced = false;
     jboolean obsolete = JNI_FALSE;
-    (*jvmti)->IsMethodObsolete(jvmti, m, &obsolete);
+    jvmti_ignore((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete),
+                 "GetCallTrace: IsMethodObsolete: the method is then cached as current");
     ml->obsolete = obsolete;
     jboolean native = JNI_FALSE;
-    (*jvmti)->IsMethodNative(jvmti, m, &native);
+    jvmti_ignore((*jvmti)->IsMethodNative(jvmti, m, &native),
+                 "GetCallTrace: IsMethodNative: its line table says what it has");
     if (native) {
         ml->n = -3;
         return;
     }
     jint n = 0;
     jvmtiLineNumberEntry *t = NULL;
-    if ((*jvmti)->GetLineNumberTable(jvmti, m, &n, &t) != JVMTI_ERROR_NONE)
+    /* ABSENT_INFORMATION (no line table) is the common failure: lines are then -1. */
+    if (!jvmti_ok_at((*jvmti)->GetLineNumberTable(jvmti, m, &n, &t), LOG_DEBUG,
+                     "GetCallTrace: GetLineNumberTable"))
         return;
     if (n > 0 && (ml->lines = malloc(sizeof *ml->lines * (size_t)n)) != NULL) {
         for (jint i = 0; i < n; i++) {
@@ -227,7 +236,7 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
         qsort(ml->lines, (size_t)n, sizeof *ml->lines, by_start);
         ml->n = n;
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)t);
+    jvmti_free(jvmti, t);
 }
 
 /* The cached lines of m in c, fetched on a miss. The pointer is good until the next call
@@ -411,7 +420,8 @@ struct calltrace_snap *calltrace_snap_keep(const struct calltrace_snap *at)
         return s;
     }
     jint count = 0;
-    if ((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count), LOG_DEBUG,
+                     "GetFrameCount for a held event's stack snapshot") ||
         count <= 0 || (s->frames = malloc(sizeof *s->frames * (size_t)count)) == NULL)
         return s;
     /* No JNIEnv: nothing announced. */

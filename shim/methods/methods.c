@@ -69,14 +69,16 @@ static bool method_is_plumbing(jmethodID m)
     jclass c = NULL;
     char *sig = NULL;
     bool yes = false;
-    if ((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, m, &c) == JVMTI_ERROR_NONE &&
-        (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, c, &sig, NULL) == JVMTI_ERROR_NONE &&
+    if (jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, m, &c), LOG_DEBUG,
+                    "GetMethodDeclaringClass: is the method virtual-thread plumbing?") &&
+        jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, c, &sig, NULL), LOG_DEBUG,
+                    "GetClassSignature: is the method virtual-thread plumbing?") &&
         sig[0] == 'L') {
         size_t n = strlen(sig);
         sig[n - 1] = '\0'; /* "Ljava/lang/VirtualThread;" -> "java/lang/VirtualThread" */
         yes = vthreads_plumbing_class(sig + 1);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    jvmti_free(g_shim.jvmti, sig);
     JNIEnv *jni = shim_current_jni();
     if (c != NULL && jni != NULL)
         (*jni)->DeleteLocalRef(jni, c);
@@ -112,7 +114,8 @@ static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
     r->method = m;
     classes_note_methods(&m, 1);
     jint mods = 0;
-    (*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods);
+    jvmti_ignore((*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods),
+                 "GetMethodModifiers: the method is then taken as an instance method");
     r->is_static = (mods & 0x0008) != 0;
     r->plumbing = vthreads_on() && !bci_available() && method_is_plumbing(m);
     if (jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
@@ -181,8 +184,8 @@ static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, j
         jobject got = NULL;
         int hand = ids_hand_open(); /* the receiver is at hand for requests from the handler */
         if (!have_self && r != NULL && !r->is_static &&
-            (*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got) ==
-                JVMTI_ERROR_NONE)
+            jvmti_ok_at((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got),
+                        LOG_DEBUG, "GetLocalInstance for METHOD_ENTRY2's receiver"))
             self = got;
         if (self != NULL && r != NULL && !r->is_static)
             recv = memory_id_announced(jni, self);
@@ -242,17 +245,23 @@ static void ctor_receivers_from_frames(const struct ctor_pending *p, int n, jobj
             if (log_level_now >= LOG_DEBUG) {
                 char *mn = NULL, *cn = NULL;
                 jclass dc = NULL;
-                (*g_shim.jvmti)->GetMethodName(g_shim.jvmti, p[j].method, &mn, NULL, NULL);
-                (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, p[j].method, &dc);
+                jvmti_ignore((*g_shim.jvmti)->GetMethodName(g_shim.jvmti, p[j].method, &mn,
+                                                            NULL, NULL),
+                             "GetMethodName for a debug line: the name is then \"?\"");
+                jvmti_ignore((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, p[j].method,
+                                                                      &dc),
+                             "GetMethodDeclaringClass for a debug line: the class is then \"?\"");
                 if (dc != NULL)
-                    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, dc, &cn, NULL);
+                    jvmti_ignore((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, dc, &cn, NULL),
+                                 "GetClassSignature for a debug line: the class is then \"?\"");
                 log_debug("METHOD_ENTRY2 of %s.%s: receiver read from its frame (an event came "
                           "before its super(...) call)", cn ? cn : "?", mn ? mn : "?");
-                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)mn);
-                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cn);
+                jvmti_free(g_shim.jvmti, mn);
+                jvmti_free(g_shim.jvmti, cn);
             }
             jobject o = NULL;
-            if ((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, d, &o) == JVMTI_ERROR_NONE)
+            if (jvmti_ok_at((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, d, &o),
+                            LOG_DEBUG, "GetLocalInstance for a constructor's receiver"))
                 recv[j] = o;
         }
         j--;
@@ -522,8 +531,9 @@ static void compiled_load_changed(int t, bool any)
         return;
     /* Methods compiled before: replay them, so a JIT-symbol agent misses nothing. The JVMTI
      * event must be on first; events_enable switches it after this hook, so do it here. */
-    (*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
-                                              JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
+    jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                          JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
+                LOG_DEBUG, "SetEventNotificationMode(CompiledMethodLoad) before its replay");
     jvmti_ok_at((*g_shim.jvmti)->GenerateEvents(g_shim.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
                 LOG_WARN, "GenerateEvents(CompiledMethodLoad) to replay compiled methods");
 }
