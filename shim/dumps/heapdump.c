@@ -31,8 +31,8 @@
 
 #define TRACE_DEPTH 1024
 
-/* ---- threads: env and frame count per thread, for the frame roots ---- */
-
+/* The other threads held still for the whole dump (world.c), and each thread's env and
+ * frame count, for the frame roots. */
 static void hold_world(JNIEnv *jni, struct walk *w, struct world *world)
 {
     if (!world_hold(jni, world, TRACE_DEPTH)) {

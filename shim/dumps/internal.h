@@ -1,4 +1,4 @@
-/* internal.h — what the heap dump's files share: the class layouts, the walk's state, and
+/* internal.h — what the files of dumps/ share: the class layouts, the heap walk's state, and
  * the functions one file calls in another.
  *
  * A heap or object dump is one `struct walk`, built by heapdump.c (the requests) and filled
@@ -60,7 +60,7 @@ struct walk {
     struct hclass *classes;
     /* The classes again, by id in an open-addressing table (cmask + 1 slots, a power of
      * two): finish_current looks one up per record, and uthash's lookup (a Jenkins hash
-     * and a chain) was 8 % of a dump's samples. */
+     * and a chain) costs 8 % of a dump's samples. */
     struct hclass **ctab;
     size_t cmask;
     jlong class_class_id;       /* id of java.lang.Class */
@@ -167,9 +167,9 @@ void prim_records(struct walk *w);
 bool run_walk(struct walk *w, jobject initial);
 
 /* iterate.c: every object in the heap. */
-bool level0_records(struct walk *w);
-bool unreached_records(struct walk *w);
-void apply_fixes(struct walk *w);
+bool level0_records(struct walk *w);    /* a level-0 dump's records, one heap iteration */
+bool unreached_records(struct walk *w); /* after the walk: the objects it did not reach */
+void apply_fixes(struct walk *w);       /* the classes unreached_records learned, for fresh */
 
 /* jnirecords.c: records read with JNI. */
 jlong class_id_of(JNIEnv *jni, jobject obj);

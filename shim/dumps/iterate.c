@@ -1,15 +1,6 @@
 /* iterate.c — every object in the heap, by IterateThroughHeap: level 0 of a heap dump, and
  * at levels 1 and 2 the objects the walk did not reach.
- */
-#include "classes/classes.h"
-#include "core/api.h"
-#include "core/ids.h"
-#include "dumps/internal.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-/* ---- every object in the heap (IterateThroughHeap) ----
+ *
  * HotSpot's HeapDumper iterated the whole heap at every level (object_iterate): objects
  * that are unreachable but not yet collected were dumped like the others, and a profiler
  * that dumps at JVM_SHUT_DOWN, after main returned, counted the program's data there. JVMTI's
@@ -19,7 +10,15 @@
  * the class-level facts, and then iterate the heap for the objects the walk did not reach;
  * those are read with JNI (their references as they stand: nothing can change an
  * unreachable object), through the id index (one pass, core/ids.c), while the other threads
- * are still held, so no collection takes them first. */
+ * are still held, so no collection takes them first.
+ */
+#include "classes/classes.h"
+#include "core/api.h"
+#include "core/ids.h"
+#include "dumps/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static bool is_prim_mirror(const struct walk *w, jlong id)
 {
@@ -127,7 +126,7 @@ bool level0_records(struct walk *w)
  * allocates or collects (the other threads are held), so a second iteration, in a JVMTI
  * environment of the shim's own, tags exactly the ordinals the first one found unreached,
  * and GetObjectsWithTags there returns them: the cost is that of the unreached objects, not
- * of the heap (an index pass over 1 M objects was 3 s for 14 000 unreached ones). Each
+ * of the heap (an index pass over 1 M objects takes 3 s for 14 000 unreached ones). Each
  * object's id is then read from its tag in the main environment and checked against the
  * list; any the second iteration missed (the heap changed after all) are resolved through
  * the id index. */

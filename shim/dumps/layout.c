@@ -21,7 +21,7 @@
 /* Layouts of prepared classes outlive a dump: a class's fields, supers and interfaces never
  * change (RedefineClasses may not change them), and ids are never reused, so a layout made
  * once is right for every later dump: a second heap dump and every OBJECT_DUMP skip the
- * JVMTI field queries that were most of an OBJECT_DUMP's time. The walk's records borrow
+ * JVMTI field queries that would be most of an OBJECT_DUMP's time. The walk's records borrow
  * the cached field arrays. Entries stay after their class is unloaded (a few hundred bytes
  * per class ever dumped). layout_lock is a leaf. */
 static struct hclass *layout_cache;
@@ -284,7 +284,7 @@ void build_class(struct walk *w, jclass cls, jclass class_class)
 /* Class layouts before the walk. A heap dump needs every loaded class's; OBJECT_DUMP
  * (single) only those its one record can name: the object's class, java.lang.Class (a
  * primitive mirror's fields, and whether the object is a class), and, for a class mirror,
- * that class. Building every layout cost an OBJECT_DUMP 10-30 ms with a few thousand
+ * that class. Building every layout would cost an OBJECT_DUMP 10-30 ms with a few thousand
  * classes loaded. */
 bool build_classes(struct walk *w, jobject single)
 {

@@ -227,7 +227,8 @@ jint level0_type(struct hclass *hc)
 
 /* JVMTI reports every root before the first referrer, so when the first record is due the
  * roots are complete: they go to the front of the dump buffer in HotSpot's order (per-thread
- * roots first). The 70 MB dump of 2 M objects was copied once more before this. */
+ * roots first), with no copy of the records (a 70 MB dump of 2 M objects, copied once
+ * more otherwise). */
 void place_roots(struct walk *w)
 {
     if (w->roots_placed)
@@ -365,9 +366,9 @@ void finish_current(struct walk *w)
     /* reset: no clearing per record. Slots go stale by the generation bump; the element
      * buffer was zeroed while it was written (only a record that was not written, an
      * object of an unknown class, leaves elements to clear here); the primitive copy is
-     * kept for the next array. Clearing the buffers whole after every record once made
-     * dumps quadratic in the largest array; clearing what was used was still 18 % of a
-     * dump's samples, in memset. */
+     * kept for the next array. Clearing the buffers whole after every record would make
+     * dumps quadratic in the largest array; clearing what was used costs 18 % of a dump's
+     * samples, in memset. */
     w->cur_tag = 0;
     if (++w->gen == 0) { /* wrapped after 2^32 records: start the stamps over */
         if (w->slot_gen)

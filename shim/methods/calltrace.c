@@ -20,6 +20,11 @@
  * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the
  * classes of its methods are announced to agents that enabled CLASS_LOAD, so a method id
  * in a trace is never unknown.
+ *
+ * An event held back and posted later (threads/threads.c) keeps a snapshot of the stack
+ * it happened at (calltrace_snap_keep, registered with threads/ by methods.c), and
+ * GetCallTrace on the current thread inside that event's handler answers from it
+ * (calltrace_snap_now, set by the switchboard around the handler).
  */
 #include "classes/classes.h"
 #include "core/api.h"

@@ -1,11 +1,14 @@
-/* methods.c — METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT and COMPILED_METHOD_LOAD / UNLOAD.
+/* methods.c — posting METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT and INSTRUCTION_START,
+ * COMPILED_METHOD_LOAD / UNLOAD, and the start-up of the methods area.
  *
- * Method events come from JVMTI MethodEntry / MethodExit, on the executing thread, for
- * every method including native ones; MethodExit also fires when a frame is popped by an
- * exception, so entries and exits balance per thread. When both entry events are enabled
- * ENTRY2 (with the receiver's id, NULL for static methods) is posted before ENTRY, as
- * HotSpot did. JVMTI method events keep the thread interpreted and cost far more than
- * HotSpot 1.4.2's did; docs/performance.md has the measured ratio.
+ * Method events come from one of two sources, chosen at start-up (methods_module_init):
+ * the probes of rewritten classes (bci.c: methods=bci, the default, where the JVM can
+ * retransform), or JVMTI MethodEntry / MethodExit (the callbacks here), which fire on the
+ * executing thread for every method including native ones but keep the thread interpreted
+ * (docs/performance.md has the measured cost). Both post through this file: ENTRY2 (with
+ * the receiver's id, NULL for static methods) before ENTRY when both are enabled, as
+ * HotSpot did; exits balance entries per thread, a frame popped by an exception included.
+ * A rewritten constructor's entry events wait until its receiver can be named (below).
  *
  * COMPILED_METHOD_LOAD comes from JVMTI CompiledMethodLoad: code address and size, and a
  * line table built from the address-location map (offsets from code_begin, line of the
@@ -23,6 +26,11 @@
  * late, would repeat bodies an agent already has. A table of the bodies posted, keyed by
  * (jmethodID, code address), with one bit per instance (bodies_lock, leaf), drops the
  * repeats; CompiledMethodUnload removes the body.
+ *
+ * The module init also registers methods/ with the layers below it, which ask through
+ * upcalls: threads/ for the stack snapshots it keeps with held events (calltrace.c),
+ * classes/ for the probe class it hides, and the switchboard for the flush of deferred
+ * constructor entries.
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -215,7 +223,8 @@ static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, j
  * Object.<init>'s entry, whose `this` is initialized) names the object of the top group and
  * posts the stack, bottom first. Anything else posted on the thread meanwhile (a method
  * called to compute super's arguments, an allocation, a throw) posts the stack first, with
- * each waiting entry's receiver read from its frame, as before. Pending entries belong to
+ * each waiting entry's receiver read from its frame (ctor_receivers_from_frames). Pending
+ * entries belong to
  * frames still on the stack, consecutive from the top except for frames without probes, so
  * the frames are found by method, from the top. */
 #define CTOR_PENDING_MAX 64
