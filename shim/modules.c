@@ -19,7 +19,6 @@
 #include "classes/classes.h"
 #include "core/worker.h"
 #include "dumps/heapdump.h"
-#include "events/events.h"
 #include "events/record.h"
 #include "events/report.h"
 #include "face/face.h"
@@ -169,12 +168,7 @@ static void monitors_callbacks(struct callback_table *t)
 static void dumps_on_load(const struct start_choice *c)
 {
     (void)c;
-    struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
-    events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
-    struct event_row hdump = {.kind = EVK_REQUEST_ONLY, .request = heapdump_request};
-    events_register(JVMPI_EVENT_HEAP_DUMP, &hdump);
-    struct event_row odump = {.kind = EVK_REQUEST_ONLY, .request = objectdump_request};
-    events_register(JVMPI_EVENT_OBJECT_DUMP, &odump);
+    dumps_module_init();
 }
 
 /* The migration report counts virtual threads (where the threads module does not make them

@@ -1,14 +1,8 @@
-/* heapdump.h — HEAP_DUMP and OBJECT_DUMP requests (heapdump.c) and the dump checker
- * (dumpcheck.c). */
+/* heapdump.h — the dumps area to the shim: its rows of the switchboard (heapdump.c). */
 #ifndef JVMPISHIM_HEAPDUMP_H
 #define JVMPISHIM_HEAPDUMP_H
 
-#include "core/shim.h"
-
-jint heapdump_request(struct instance *inst, JNIEnv *jni, void *arg);
-jint objectdump_request(struct instance *inst, JNIEnv *jni, void *arg);
-
-/* RequestEvent(MONITOR_DUMP) (monitordump.c). */
-jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg);
+/* Registers HEAP_DUMP, OBJECT_DUMP and MONITOR_DUMP, RequestEvent only (modules_init). */
+void dumps_module_init(void);
 
 #endif

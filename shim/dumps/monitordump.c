@@ -26,10 +26,11 @@
 #include "core/dumpbuf.h"
 #include "core/dumpcheck.h"
 #include "core/ids.h"
+#include "dumps/internal.h"
+#include "dumps/world.h"
 #include "events/events.h"
 #include "events/report.h"
 #include "memory/memory.h"
-#include "methods/calltrace.h"
 #include "monitors/rawmon.h"
 #include "threads/threads.h"
 
@@ -74,7 +75,7 @@ static void add_mon(JNIEnv *jni, struct mon **v, size_t *n, size_t *cap, jobject
     (*v)[(*n)++] = (struct mon){o, owner};
 }
 
-jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
+static jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
 {
     (void)arg;
     jvmtiEnv *j = g_shim.jvmti;
@@ -100,10 +101,14 @@ jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
         f->thread = world.snap[i].thread;
         if (f->thread == NULL)
             continue;
-        (*j)->GetThreadState(j, f->thread, &f->state);
-        (*j)->GetOwnedMonitorInfo(j, f->thread, &f->n_owned, &f->owned);
+        /* A thread that ended meanwhile has no state, owns nothing and waits for nothing. */
+        jvmti_ignore((*j)->GetThreadState(j, f->thread, &f->state),
+                     "GetThreadState for MONITOR_DUMP: a thread that ended has none");
+        jvmti_ignore((*j)->GetOwnedMonitorInfo(j, f->thread, &f->n_owned, &f->owned),
+                     "GetOwnedMonitorInfo for MONITOR_DUMP: a thread that ended owns none");
         if (f->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
-            (*j)->GetCurrentContendedMonitor(j, f->thread, &f->contended);
+            jvmti_ignore((*j)->GetCurrentContendedMonitor(j, f->thread, &f->contended),
+                         "GetCurrentContendedMonitor for MONITOR_DUMP: one that ended waits for none");
         struct thread_rec *r = threads_acquire(f->env);
         if (r != NULL) {
             shim_crit_begin(); /* a JNI call under a shim lock (shim.h) */
@@ -200,11 +205,17 @@ jint monitordump_request(struct instance *inst, JNIEnv *jni, void *arg)
 out:
     for (size_t i = 0; tf && i < nt; i++)
         if (tf[i].owned)
-            (*j)->Deallocate(j, (unsigned char *)tf[i].owned);
+            jvmti_free(j, tf[i].owned);
     free(tf);
     free(status);
     free(mons);
     world_free(jni, &world);
     (*jni)->PopLocalFrame(jni, NULL);
     return rc;
+}
+
+void monitordump_module_init(void)
+{
+    struct event_row mdump = {.kind = EVK_REQUEST_ONLY, .request = monitordump_request};
+    events_register(JVMPI_EVENT_MONITOR_DUMP, &mdump);
 }

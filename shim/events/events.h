@@ -18,20 +18,8 @@ void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
 /* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the
  * event was not delivered (agent did not enable it, shim shut down). */
 bool event_post(struct instance *inst, JVMPI_Event *ev);
-/* The current thread's trace, kept with an event that is delivered later than it happened
- * (an event held back while the thread's Thread object is built, threads.c): inside that
- * event's handler, GetCallTrace on the thread returns these frames, the stack as it was
- * when the event happened, not the stack the thread has moved on to. Taken without
- * announcing classes (the thread may not be announced yet); GetCallTrace announces them
- * when it hands the frames out. */
-struct calltrace_snap {
-    jint n;
-    JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
-    /* Or, with n == 0: the live stack from the shallowest frame of this method down (a
-     * constructor's METHOD_ENTRY2 delivered once the constructors it called have started,
-     * methods.c): what the stack was when that method was entered. */
-    jmethodID from_method;
-};
+/* A stack snapshot (methods/calltrace.h); the switchboard only passes a pointer to one. */
+struct calltrace_snap;
 /* The snapshot GetCallTrace on this thread answers with, or NULL: set by event_post only
  * around the handler of a held event (a nested event's handler sees NULL). */
 extern _Thread_local const struct calltrace_snap *calltrace_snap_now;

@@ -28,8 +28,6 @@
  * throws, no handler of theirs can run (classfile.c), so exitThrow also ends the callers
  * that stand at that call (ctor table: method id -> the call's offset).
  */
-
-#ifndef BCI_LIBRARY_PENDING
 #include "classes/classes.h"
 #include "classfile/classfile.h"
 #include "core/api.h"
@@ -147,7 +145,8 @@ static jmethodID probe_method(struct probe *p)
     if (m != NULL)
         return m;
     jlocation loc;
-    if ((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, 1, &m, &loc) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, 1, &m, &loc),
+                     LOG_DEBUG, "method events: GetFrameLocation of a probe's caller"))
         return NULL;
     if (p->init_bci1 != 0)
         ctor_note(m, p->init_bci1 - 1);
@@ -165,8 +164,9 @@ static void unwind_constructors(JNIEnv *jni)
         jmethodID m = NULL;
         jlocation loc = -1;
         uint32_t at = 0;
-        if ((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, d, &m, &loc) !=
-                JVMTI_ERROR_NONE ||
+        /* No frame at depth d (NO_MORE_FRAMES): the top of the stack was reached. */
+        if (!jvmti_ok_at((*g_shim.jvmti)->GetFrameLocation(g_shim.jvmti, NULL, d, &m, &loc),
+                         LOG_DEBUG, "method events: GetFrameLocation of a constructor's caller") ||
             !ctor_init_bci(m, &at) || loc != (jlocation)at)
             return;
         methods_post_exit(jni, m);
@@ -520,7 +520,8 @@ static void retransform_all(void)
     jint k = 0;
     for (jint i = 0; todo != NULL && i < n; i++) {
         jboolean mod = JNI_FALSE;
-        if ((*benv)->IsModifiableClass(benv, cs[i], &mod) == JVMTI_ERROR_NONE && mod &&
+        if (jvmti_ok_at((*benv)->IsModifiableClass(benv, cs[i], &mod), LOG_DEBUG,
+                        "method events: IsModifiableClass") && mod &&
             !(jni != NULL && (*jni)->IsSameObject(jni, cs[i], hook_cls)))
             todo[k++] = jni != NULL ? (*jni)->NewGlobalRef(jni, cs[i]) : cs[i];
     }
@@ -534,25 +535,27 @@ static void retransform_all(void)
         jint m = k - i < batch ? k - i : batch;
         jvmtiError be = (*benv)->RetransformClasses(benv, m, todo + i);
         calltrace_invalidate();
-        if (be == JVMTI_ERROR_NONE)
+        if (jvmti_ok_at(be, LOG_DEBUG, "method events: RetransformClasses of a batch (then "
+                                       "each class alone)"))
             continue;
         for (jint j = 0; j < m; j++) {
             jvmtiError e = (*benv)->RetransformClasses(benv, 1, todo + i + j);
             calltrace_invalidate();
             if (e != JVMTI_ERROR_NONE) {
                 char *sig = NULL;
-                (*benv)->GetClassSignature(benv, todo[i + j], &sig, NULL);
+                jvmti_ignore((*benv)->GetClassSignature(benv, todo[i + j], &sig, NULL),
+                             "GetClassSignature for a log line: the class is then \"?\"");
                 log_info("method events: class %s could not be retransformed: %s",
                          sig ? sig : "?", jvmti_error_name(e));
                 if (sig)
-                    (*benv)->Deallocate(benv, (unsigned char *)sig);
+                    jvmti_free(benv, sig);
             }
         }
     }
     for (jint i = 0; jni != NULL && i < k; i++)
         (*jni)->DeleteGlobalRef(jni, todo[i]);
     free(todo);
-    (*benv)->Deallocate(benv, (unsigned char *)cs);
+    jvmti_free(benv, cs);
 }
 
 static unsigned wanted_now(void)
@@ -657,7 +660,8 @@ bool bci_init(void)
                          "method events: AddCapabilities(retransform)"))
             return false;
     }
-    (*benv)->GetCapabilities(benv, &c);
+    jvmti_ignore((*benv)->GetCapabilities(benv, &c),
+                 "GetCapabilities: c then holds the capabilities just added");
     if (c.can_set_native_method_prefix)
         jvmti_ok_at((*benv)->SetNativeMethodPrefix(benv, NATIVE_PREFIX), LOG_WARN,
                     "method events: SetNativeMethodPrefix");
@@ -794,13 +798,3 @@ void bci_stop(void)
     atomic_store(&want, 0);
 }
 
-#else /* the class-file library is not in the tree yet */
-#include "methods/bci.h"
-bool bci_init(void) { return false; }
-bool bci_available(void) { return false; }
-bool bci_start(JNIEnv *jni) { (void)jni; return false; }
-void bci_update(void) {}
-bool bci_is_hook_method(jmethodID m) { (void)m; return false; }
-jclass bci_hook_class(void) { return NULL; }
-void bci_stop(void) {}
-#endif

@@ -20,6 +20,11 @@
  * a cache that outgrows CACHE_MAX methods is emptied too. Before a trace is returned, the
  * classes of its methods are announced to agents that enabled CLASS_LOAD, so a method id
  * in a trace is never unknown.
+ *
+ * An event held back and posted later (threads/threads.c) keeps a snapshot of the stack
+ * it happened at (calltrace_snap_keep, registered with threads/ by methods.c), and
+ * GetCallTrace on the current thread inside that event's handler answers from it
+ * (calltrace_snap_now, set by the switchboard around the handler).
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -149,17 +154,19 @@ static jmethodID method_named(jclass cls, const char *name, const char *sig)
     jmethodID cur = NULL;
     jint n = 0;
     jmethodID *all = NULL;
-    if ((*jvmti)->GetClassMethods(jvmti, cls, &n, &all) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*jvmti)->GetClassMethods(jvmti, cls, &n, &all), LOG_DEBUG,
+                     "GetCallTrace: GetClassMethods for a method's current version"))
         return NULL;
     for (jint i = 0; i < n && cur == NULL; i++) {
         char *nm = NULL, *sg = NULL;
-        if ((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL) == JVMTI_ERROR_NONE &&
+        if (jvmti_ok_at((*jvmti)->GetMethodName(jvmti, all[i], &nm, &sg, NULL), LOG_DEBUG,
+                        "GetCallTrace: GetMethodName for a method's current version") &&
             strcmp(nm, name) == 0 && strcmp(sg, sig) == 0)
             cur = all[i];
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)nm);
-        (*jvmti)->Deallocate(jvmti, (unsigned char *)sg);
+        jvmti_free(jvmti, nm);
+        jvmti_free(jvmti, sg);
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+    jvmti_free(jvmti, all);
     return cur;
 }
 
@@ -177,19 +184,22 @@ jmethodID calltrace_current_version(jmethodID m)
 {
     jvmtiEnv *jvmti = g_shim.jvmti;
     jboolean obsolete = JNI_FALSE;
-    if ((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete) != JVMTI_ERROR_NONE)
+    if (!jvmti_ok_at((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete), LOG_DEBUG,
+                     "GetCallTrace: IsMethodObsolete"))
         return m;
     jclass cls = NULL;
     char *name = NULL, *sig = NULL;
     jmethodID cur = NULL;
-    if ((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+    if (jvmti_ok_at((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL), LOG_DEBUG,
+                    "GetCallTrace: GetMethodName")) {
         bool renamed = strncmp(name, BCI_NATIVE_PREFIX, strlen(BCI_NATIVE_PREFIX)) == 0;
         if ((obsolete || renamed) &&
-            (*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE)
+            jvmti_ok_at((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls), LOG_DEBUG,
+                        "GetCallTrace: GetMethodDeclaringClass"))
             cur = method_named(cls, renamed ? name + strlen(BCI_NATIVE_PREFIX) : name, sig);
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    jvmti_free(jvmti, name);
+    jvmti_free(jvmti, sig);
     JNIEnv *jni = shim_current_jni();
     if (cls != NULL && jni != NULL)
         (*jni)->DeleteLocalRef(jni, cls);
@@ -207,17 +217,21 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
     ml->lines = NULL;
     ml->announced = false;
     jboolean obsolete = JNI_FALSE;
-    (*jvmti)->IsMethodObsolete(jvmti, m, &obsolete);
+    jvmti_ignore((*jvmti)->IsMethodObsolete(jvmti, m, &obsolete),
+                 "GetCallTrace: IsMethodObsolete: the method is then cached as current");
     ml->obsolete = obsolete;
     jboolean native = JNI_FALSE;
-    (*jvmti)->IsMethodNative(jvmti, m, &native);
+    jvmti_ignore((*jvmti)->IsMethodNative(jvmti, m, &native),
+                 "GetCallTrace: IsMethodNative: its line table says what it has");
     if (native) {
         ml->n = -3;
         return;
     }
     jint n = 0;
     jvmtiLineNumberEntry *t = NULL;
-    if ((*jvmti)->GetLineNumberTable(jvmti, m, &n, &t) != JVMTI_ERROR_NONE)
+    /* ABSENT_INFORMATION (no line table) is the common failure: lines are then -1. */
+    if (!jvmti_ok_at((*jvmti)->GetLineNumberTable(jvmti, m, &n, &t), LOG_DEBUG,
+                     "GetCallTrace: GetLineNumberTable"))
         return;
     if (n > 0 && (ml->lines = malloc(sizeof *ml->lines * (size_t)n)) != NULL) {
         for (jint i = 0; i < n; i++) {
@@ -227,7 +241,7 @@ static void lines_fetch(struct method_lines *ml, jmethodID m)
         qsort(ml->lines, (size_t)n, sizeof *ml->lines, by_start);
         ml->n = n;
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)t);
+    jvmti_free(jvmti, t);
 }
 
 /* The cached lines of m in c, fetched on a miss. The pointer is good until the next call
@@ -314,7 +328,9 @@ jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth)
     return fill(jni, t, NULL, frames, depth);
 }
 
-jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth)
+/* The same for the current thread, from the shallowest frame of method `from` (the whole
+ * stack if it is not among the top frames). */
+static jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth)
 {
     return fill(jni, NULL, from, frames, depth);
 }
@@ -392,32 +408,42 @@ static jint fill(JNIEnv *jni, jthread t, jmethodID from, JVMPI_CallFrame *frames
     return out;
 }
 
-void calltrace_snap_take(struct calltrace_snap *s)
+struct calltrace_snap *calltrace_snap_keep(const struct calltrace_snap *at)
 {
-    calltrace_snap_take_from(s, NULL);
-}
-
-void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from)
-{
+    struct calltrace_snap *s = malloc(sizeof *s);
+    if (s == NULL)
+        return NULL;
     s->n = 0;
     s->frames = NULL;
     s->from_method = NULL;
+    if (at != NULL && at->from_method == NULL) {
+        /* Kept before (an event held again): its frames, copied. */
+        if (at->n > 0 && (s->frames = malloc(sizeof *at->frames * (size_t)at->n)) != NULL) {
+            memcpy(s->frames, at->frames, sizeof *at->frames * (size_t)at->n);
+            s->n = at->n;
+        }
+        return s;
+    }
     jint count = 0;
-    if ((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count) != JVMTI_ERROR_NONE ||
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetFrameCount(g_shim.jvmti, NULL, &count), LOG_DEBUG,
+                     "GetFrameCount for a held event's stack snapshot") ||
         count <= 0 || (s->frames = malloc(sizeof *s->frames * (size_t)count)) == NULL)
-        return;
-    s->n = fill(NULL, NULL, from, s->frames, count); /* no JNIEnv: nothing announced */
+        return s;
+    /* No JNIEnv: nothing announced. */
+    s->n = fill(NULL, NULL, at != NULL ? at->from_method : NULL, s->frames, count);
     if (s->n == 0) {
         free(s->frames);
         s->frames = NULL;
     }
+    return s;
 }
 
 void calltrace_snap_free(struct calltrace_snap *s)
 {
+    if (s == NULL)
+        return;
     free(s->frames);
-    s->frames = NULL;
-    s->n = 0;
+    free(s);
 }
 
 /* GetCallTrace on the current thread inside a held event's handler: the frames taken when
@@ -478,85 +504,4 @@ void jvmpi_GetCallTrace(struct instance *inst, JVMPI_CallTrace *trace, jint dept
     }
     trace->num_frames = calltrace_fill(jni, r->ref, trace->frames, depth);
     threads_release(r);
-}
-
-/* ---- holding every thread still (heap and monitor dumps) ---- */
-
-bool world_hold(JNIEnv *jni, struct world *w, jint depth)
-{
-    memset(w, 0, sizeof *w);
-    threads_self();
-    w->n = threads_snapshot(jni, &w->snap);
-    size_t n = w->n ? w->n : 1;
-    jthread *susp = calloc(n, sizeof *susp);
-    jvmtiError *serr = calloc(n, sizeof *serr);
-    size_t *idx = calloc(n, sizeof *idx);
-    w->traces = calloc(n, sizeof *w->traces);
-    w->frames = calloc(n * (size_t)depth, sizeof *w->frames);
-    w->held = calloc(n, sizeof *w->held);
-    w->recs = calloc(n, sizeof *w->recs);
-    bool ok = susp && serr && idx && w->traces && w->frames && w->held && w->recs;
-    if (ok) {
-        jint ns = 0;
-        /* Each thread's guard first (shim.h): none stops inside a section of the shim that
-         * holds a lock the dump then needs. */
-        for (size_t i = 0; i < w->n; i++)
-            if (w->snap[i].thread != NULL && !threads_env_is_self(w->snap[i].env) &&
-                (w->recs[i] = threads_acquire(w->snap[i].env)) != NULL) {
-                if (!threads_hold_guard(w->recs[i])) {
-                    threads_release(w->recs[i]);
-                    w->recs[i] = NULL;
-                    continue;
-                }
-                idx[ns] = i;
-                susp[ns++] = w->snap[i].thread;
-            }
-        if (ns > 0)
-            (*g_shim.jvmti)->SuspendThreadList(g_shim.jvmti, ns, susp, serr);
-        for (jint k = 0; k < ns; k++) {
-            w->held[idx[k]] = serr[k] == JVMTI_ERROR_NONE;
-            if (!w->held[idx[k]]) {
-                threads_release_guard(w->recs[idx[k]]);
-                threads_release(w->recs[idx[k]]);
-                w->recs[idx[k]] = NULL;
-            }
-        }
-        for (size_t i = 0; i < w->n; i++) {
-            w->traces[i].env_id = w->snap[i].env;
-            w->traces[i].frames = &w->frames[i * (size_t)depth];
-            if (w->snap[i].thread != NULL)
-                w->traces[i].num_frames = calltrace_fill(jni, w->snap[i].thread,
-                                                         w->traces[i].frames, depth);
-        }
-    }
-    free(susp);
-    free(serr);
-    free(idx);
-    return ok;
-}
-
-void world_resume(struct world *w)
-{
-    for (size_t i = 0; w->held && i < w->n; i++)
-        if (w->held[i]) {
-            (*g_shim.jvmti)->ResumeThread(g_shim.jvmti, w->snap[i].thread);
-            w->held[i] = false;
-            threads_release_guard(w->recs[i]);
-            threads_release(w->recs[i]);
-            w->recs[i] = NULL;
-        }
-}
-
-void world_free(JNIEnv *jni, struct world *w)
-{
-    world_resume(w);
-    for (size_t i = 0; i < w->n; i++)
-        if (w->snap[i].thread)
-            (*jni)->DeleteLocalRef(jni, w->snap[i].thread);
-    free(w->snap);
-    free(w->traces);
-    free(w->frames);
-    free(w->held);
-    free(w->recs);
-    memset(w, 0, sizeof *w);
 }

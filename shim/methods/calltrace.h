@@ -1,10 +1,10 @@
-/* calltrace.h — stack traces with JVMPI line numbers (calltrace.c). */
+/* calltrace.h — GetCallTrace's stack traces with JVMPI line numbers, and the stack
+ * snapshots of held events (calltrace.c). */
 #ifndef JVMPISHIM_CALLTRACE_H
 #define JVMPISHIM_CALLTRACE_H
 
 #include "core/shim.h"
 #include "events/events.h"
-#include "threads/threads.h"
 
 /* The id agents know a method by: m, or for an obsolete version of a method (code that runs
  * as it was before methods=bci rewrote its class) the current version's id. Not cached. */
@@ -16,28 +16,26 @@ jint calltrace_line(jmethodID m, jlocation bci);
 void calltrace_invalidate(void);
 /* Fill frames[0..depth) for thread t (NULL = current); returns the count. */
 jint calltrace_fill(JNIEnv *jni, jthread t, JVMPI_CallFrame *frames, jint depth);
-/* The same for the current thread, from the shallowest frame of method `from` (the whole
- * stack if it is not among the top frames). */
-jint calltrace_fill_from(JNIEnv *jni, jmethodID from, JVMPI_CallFrame *frames, jint depth);
 
-/* Snapshots of the current thread's stack (struct calltrace_snap, events/events.h). */
-void calltrace_snap_take(struct calltrace_snap *s);
-/* The same from the shallowest frame of method `from` down (NULL: the whole stack). */
-void calltrace_snap_take_from(struct calltrace_snap *s, jmethodID from);
-void calltrace_snap_free(struct calltrace_snap *s);
-
-/* Every live thread held still, with its trace: what the dumps describe. The calling
- * thread is traced but not suspended; threads already suspended stay so afterwards. */
-struct world {
-    size_t n;
-    struct thread_snap *snap;   /* env and thread (local ref) of each */
-    JVMPI_CallTrace *traces;    /* one per thread, in snap's order */
-    JVMPI_CallFrame *frames;
-    bool *held;                 /* suspended by world_hold: its suspension is not its state */
-    struct thread_rec **recs;   /* the held threads' records, their guards held (shim.h) */
+/* The current thread's trace, kept with an event that is delivered later than it happened
+ * (an event held back while the thread's Thread object is built, threads/threads.c):
+ * inside that event's handler, GetCallTrace on the thread returns these frames, the stack
+ * as it was when the event happened, not the stack the thread has moved on to. Taken
+ * without announcing classes (the thread may not be announced yet); GetCallTrace announces
+ * them when it hands the frames out. */
+struct calltrace_snap {
+    jint n;
+    JVMPI_CallFrame *frames;    /* malloc'ed; NULL when n == 0 */
+    /* Or, with n == 0: the live stack from the shallowest frame of this method down (a
+     * constructor's METHOD_ENTRY2 delivered once the constructors it called have started,
+     * methods.c): what the stack was when that method was entered. */
+    jmethodID from_method;
 };
-bool world_hold(JNIEnv *jni, struct world *w, jint depth);
-void world_resume(struct world *w);          /* let the held threads go (idempotent) */
-void world_free(JNIEnv *jni, struct world *w);
+/* A snapshot to keep with an event held back (threads_set_snapshots), malloc'ed: a copy of
+ * at's frames if at has them, else the current thread's stack from the shallowest frame of
+ * at->from_method down (at NULL: the whole stack). NULL if out of memory. */
+struct calltrace_snap *calltrace_snap_keep(const struct calltrace_snap *at);
+/* Free a snapshot calltrace_snap_keep made, and its frames (NULL: nothing). */
+void calltrace_snap_free(struct calltrace_snap *s);
 
 #endif

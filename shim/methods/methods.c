@@ -1,11 +1,14 @@
-/* methods.c — METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT and COMPILED_METHOD_LOAD / UNLOAD.
+/* methods.c — posting METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT and INSTRUCTION_START,
+ * COMPILED_METHOD_LOAD / UNLOAD, and the start-up of the methods area.
  *
- * Method events come from JVMTI MethodEntry / MethodExit, on the executing thread, for
- * every method including native ones; MethodExit also fires when a frame is popped by an
- * exception, so entries and exits balance per thread. When both entry events are enabled
- * ENTRY2 (with the receiver's id, NULL for static methods) is posted before ENTRY, as
- * HotSpot did. JVMTI method events keep the thread interpreted and cost far more than
- * HotSpot 1.4.2's did; docs/performance.md has the measured ratio.
+ * Method events come from one of two sources, chosen at start-up (methods_module_init):
+ * the probes of rewritten classes (bci.c: methods=bci, the default, where the JVM can
+ * retransform), or JVMTI MethodEntry / MethodExit (the callbacks here), which fire on the
+ * executing thread for every method including native ones but keep the thread interpreted
+ * (docs/performance.md has the measured cost). Both post through this file: ENTRY2 (with
+ * the receiver's id, NULL for static methods) before ENTRY when both are enabled, as
+ * HotSpot did; exits balance entries per thread, a frame popped by an exception included.
+ * A rewritten constructor's entry events wait until its receiver can be named (below).
  *
  * COMPILED_METHOD_LOAD comes from JVMTI CompiledMethodLoad: code address and size, and a
  * line table built from the address-location map (offsets from code_begin, line of the
@@ -23,6 +26,11 @@
  * late, would repeat bodies an agent already has. A table of the bodies posted, keyed by
  * (jmethodID, code address), with one bit per instance (bodies_lock, leaf), drops the
  * repeats; CompiledMethodUnload removes the body.
+ *
+ * The module init also registers methods/ with the layers below it, which ask through
+ * upcalls: threads/ for the stack snapshots it keeps with held events (calltrace.c),
+ * classes/ for the probe class it hides, and the switchboard for the flush of deferred
+ * constructor entries.
  */
 #include "classes/classes.h"
 #include "core/api.h"
@@ -69,14 +77,16 @@ static bool method_is_plumbing(jmethodID m)
     jclass c = NULL;
     char *sig = NULL;
     bool yes = false;
-    if ((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, m, &c) == JVMTI_ERROR_NONE &&
-        (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, c, &sig, NULL) == JVMTI_ERROR_NONE &&
+    if (jvmti_ok_at((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, m, &c), LOG_DEBUG,
+                    "GetMethodDeclaringClass: is the method virtual-thread plumbing?") &&
+        jvmti_ok_at((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, c, &sig, NULL), LOG_DEBUG,
+                    "GetClassSignature: is the method virtual-thread plumbing?") &&
         sig[0] == 'L') {
         size_t n = strlen(sig);
         sig[n - 1] = '\0'; /* "Ljava/lang/VirtualThread;" -> "java/lang/VirtualThread" */
         yes = vthreads_plumbing_class(sig + 1);
     }
-    (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)sig);
+    jvmti_free(g_shim.jvmti, sig);
     JNIEnv *jni = shim_current_jni();
     if (c != NULL && jni != NULL)
         (*jni)->DeleteLocalRef(jni, c);
@@ -112,7 +122,8 @@ static struct method_rec *method_rec_slow(JNIEnv *jni, jmethodID m)
     r->method = m;
     classes_note_methods(&m, 1);
     jint mods = 0;
-    (*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods);
+    jvmti_ignore((*g_shim.jvmti)->GetMethodModifiers(g_shim.jvmti, m, &mods),
+                 "GetMethodModifiers: the method is then taken as an instance method");
     r->is_static = (mods & 0x0008) != 0;
     r->plumbing = vthreads_on() && !bci_available() && method_is_plumbing(m);
     if (jni != NULL && events_any(JVMPI_EVENT_CLASS_LOAD)) {
@@ -181,8 +192,8 @@ static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, j
         jobject got = NULL;
         int hand = ids_hand_open(); /* the receiver is at hand for requests from the handler */
         if (!have_self && r != NULL && !r->is_static &&
-            (*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got) ==
-                JVMTI_ERROR_NONE)
+            jvmti_ok_at((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, local_depth, &got),
+                        LOG_DEBUG, "GetLocalInstance for METHOD_ENTRY2's receiver"))
             self = got;
         if (self != NULL && r != NULL && !r->is_static)
             recv = memory_id_announced(jni, self);
@@ -212,7 +223,8 @@ static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, j
  * Object.<init>'s entry, whose `this` is initialized) names the object of the top group and
  * posts the stack, bottom first. Anything else posted on the thread meanwhile (a method
  * called to compute super's arguments, an allocation, a throw) posts the stack first, with
- * each waiting entry's receiver read from its frame, as before. Pending entries belong to
+ * each waiting entry's receiver read from its frame (ctor_receivers_from_frames). Pending
+ * entries belong to
  * frames still on the stack, consecutive from the top except for frames without probes, so
  * the frames are found by method, from the top. */
 #define CTOR_PENDING_MAX 64
@@ -242,17 +254,23 @@ static void ctor_receivers_from_frames(const struct ctor_pending *p, int n, jobj
             if (log_level_now >= LOG_DEBUG) {
                 char *mn = NULL, *cn = NULL;
                 jclass dc = NULL;
-                (*g_shim.jvmti)->GetMethodName(g_shim.jvmti, p[j].method, &mn, NULL, NULL);
-                (*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, p[j].method, &dc);
+                jvmti_ignore((*g_shim.jvmti)->GetMethodName(g_shim.jvmti, p[j].method, &mn,
+                                                            NULL, NULL),
+                             "GetMethodName for a debug line: the name is then \"?\"");
+                jvmti_ignore((*g_shim.jvmti)->GetMethodDeclaringClass(g_shim.jvmti, p[j].method,
+                                                                      &dc),
+                             "GetMethodDeclaringClass for a debug line: the class is then \"?\"");
                 if (dc != NULL)
-                    (*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, dc, &cn, NULL);
+                    jvmti_ignore((*g_shim.jvmti)->GetClassSignature(g_shim.jvmti, dc, &cn, NULL),
+                                 "GetClassSignature for a debug line: the class is then \"?\"");
                 log_debug("METHOD_ENTRY2 of %s.%s: receiver read from its frame (an event came "
                           "before its super(...) call)", cn ? cn : "?", mn ? mn : "?");
-                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)mn);
-                (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)cn);
+                jvmti_free(g_shim.jvmti, mn);
+                jvmti_free(g_shim.jvmti, cn);
             }
             jobject o = NULL;
-            if ((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, d, &o) == JVMTI_ERROR_NONE)
+            if (jvmti_ok_at((*g_shim.jvmti)->GetLocalInstance(g_shim.jvmti, NULL, d, &o),
+                            LOG_DEBUG, "GetLocalInstance for a constructor's receiver"))
                 recv[j] = o;
         }
         j--;
@@ -522,8 +540,9 @@ static void compiled_load_changed(int t, bool any)
         return;
     /* Methods compiled before: replay them, so a JIT-symbol agent misses nothing. The JVMTI
      * event must be on first; events_enable switches it after this hook, so do it here. */
-    (*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
-                                              JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
+    jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
+                                                          JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
+                LOG_DEBUG, "SetEventNotificationMode(CompiledMethodLoad) before its replay");
     jvmti_ok_at((*g_shim.jvmti)->GenerateEvents(g_shim.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD),
                 LOG_WARN, "GenerateEvents(CompiledMethodLoad) to replay compiled methods");
 }
@@ -540,7 +559,7 @@ static void probes_changed(int t, bool any)
 
 void methods_module_init(void)
 {
-    threads_set_snapshots(calltrace_snap_take_from, calltrace_snap_free);
+    threads_set_snapshots(calltrace_snap_keep, calltrace_snap_free);
     classes_set_probe_class(bci_hook_class);
     classes_set_on_unload(calltrace_invalidate);
     events_set_deferred_flush(ctor_flush_before_other);

@@ -36,14 +36,14 @@
 #include <uthash.h>
 
 /* Registered by the areas above threads/ at start-up (threads.h). */
-static void (*up_snap_take)(struct calltrace_snap *s, jmethodID from);
+static struct calltrace_snap *(*up_snap_take)(const struct calltrace_snap *at);
 static void (*up_snap_free)(struct calltrace_snap *s);
 static void (*up_owner_ending)(JNIEnv *env);
 
-void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
+void threads_set_snapshots(struct calltrace_snap *(*take)(const struct calltrace_snap *at),
                            void (*release)(struct calltrace_snap *s))
 {
-    up_snap_take = take_from;
+    up_snap_take = take;
     up_snap_free = release;
 }
 
@@ -67,7 +67,7 @@ static void threads_announce_self_now(JNIEnv *env);
 struct held {
     struct instance *inst;
     JVMPI_Event ev;
-    struct calltrace_snap trace;    /* the stack the event happened at */
+    struct calltrace_snap *trace;   /* the stack the event happened at (methods/ made it) */
 };
 static _Thread_local struct held *tl_held;
 static _Thread_local size_t tl_held_n, tl_held_cap;
@@ -779,17 +779,7 @@ static bool threads_hold_event(struct instance *inst, const JVMPI_Event *ev,
     /* Delivered later, when the thread has moved on: an agent that traces the thread in
      * the handler (a profiler's METHOD_ENTRY or OBJECT_ALLOC site) must see the stack of
      * now, with the entered or allocating method on top, as HotSpot posted it. */
-    h->trace.n = 0;
-    h->trace.frames = NULL;
-    h->trace.from_method = NULL;
-    if (trace == NULL || trace->from_method != NULL) {
-        if (up_snap_take != NULL)
-            up_snap_take(&h->trace, trace != NULL ? trace->from_method : NULL);
-    } else if (trace->n > 0 &&
-             (h->trace.frames = malloc(sizeof *trace->frames * (size_t)trace->n)) != NULL) {
-        memcpy(h->trace.frames, trace->frames, sizeof *trace->frames * (size_t)trace->n);
-        h->trace.n = trace->n;
-    }
+    h->trace = up_snap_take != NULL ? up_snap_take(trace) : NULL;
     tl_held_n++;
     return true;
 }
@@ -804,15 +794,13 @@ static void flush_held(void)
         tl_held_n = tl_held_cap = 0;
         for (size_t i = 0; i < n; i++) {
             if (h[i].ev.event_type != JVMPI_EVENT_OBJECT_ALLOC) {
-                event_post_held(h[i].inst, &h[i].ev, &h[i].trace);
+                event_post_held(h[i].inst, &h[i].ev, h[i].trace);
             } else if (memory_alloc_release_begin(h[i].inst, h[i].ev.u.obj_alloc.obj_id)) {
-                event_post_held(h[i].inst, &h[i].ev, &h[i].trace);
+                event_post_held(h[i].inst, &h[i].ev, h[i].trace);
                 memory_alloc_release_end(h[i].inst, h[i].ev.u.obj_alloc.obj_id);
             } /* else it died while held: its OBJECT_FREE was dropped as well */
             if (up_snap_free != NULL)
-                up_snap_free(&h[i].trace);
-            else
-                free(h[i].trace.frames); /* copied from a held event's trace above */
+                up_snap_free(h[i].trace);
         }
         free(h);
     }

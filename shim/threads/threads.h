@@ -124,9 +124,10 @@ void threads_announce(JNIEnv *jni, struct thread_rec *r);  /* THREAD_START to wh
 void threads_post_end(JNIEnv *jni, struct thread_rec *r);  /* THREAD_END, on that thread */
 
 /* What threads/ asks of the areas above it, registered by them at start-up (their module
- * init): the stack of an event held back (methods/calltrace.c), and the
+ * init): the stack of an event held back (methods/calltrace.c: take returns a snapshot
+ * threads/ keeps by pointer, or NULL; release frees it), and the
  * MONITOR_CONTENDED_EXITs a thread that ends still owes (monitors/monitors.c). */
-void threads_set_snapshots(void (*take_from)(struct calltrace_snap *s, jmethodID from),
+void threads_set_snapshots(struct calltrace_snap *(*take)(const struct calltrace_snap *at),
                            void (*release)(struct calltrace_snap *s));
 void threads_set_owner_ending(void (*fn)(JNIEnv *env)); /* env: the ending thread's env_id */
 
