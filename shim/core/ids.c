@@ -114,7 +114,7 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
 {
     jlong words = (size_bytes + 7) / 8;
     if (words > TAG_SIZE_MAX_WORDS)
-        words = 0; /* too large for the tag: memory.c keeps its size aside */
+        words = 0; /* too large for the tag: memory/alloc.c keeps its size aside */
     return atomic_fetch_add(&next_tag, ID_STEP) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
 

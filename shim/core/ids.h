@@ -4,11 +4,11 @@
  * bits, so it is a multiple of 8 and never changes; bit 0 "OBJECT_ALLOC was posted for
  * it"; bit 2 "kept": the id resolves through the kept table (ids.c); bits 44..63 the
  * object's size in 8-byte words when the shim learned it at allocation (0: unknown, or too
- * large: see memory.c), so OBJECT_FREE and the GC statistics know what died without a
+ * large: see memory/alloc.c), so OBJECT_FREE and the GC statistics know what died without a
  * per-object side table.
  *
  * Invariant: an object is tagged only when its id is handed to an agent (an event, a dump,
- * a function's result) or it is a class mirror, so memory.c posts OBJECT_FREE for every
+ * a function's result) or it is a class mirror, so memory/gc.c posts OBJECT_FREE for every
  * tagged object that dies (CLASS_UNLOAD for mirrors). Tag nothing for the shim's own use.
  */
 #ifndef JVMPISHIM_IDS_H
@@ -22,7 +22,7 @@
 #define TAG_SIZE_SHIFT 44
 #define TAG_SIZE_MAX_WORDS ((1LL << 20) - 1)
 /* The one exception to "tag nothing for the shim's own use": objects the shim makes for
- * itself that a heap walk would otherwise meet (the arrays memory.c allocates at VMInit to
+ * itself that a heap walk would otherwise meet (the arrays memory/alloc.c allocates at VMInit to
  * reset the main thread's sampling point, the Field objects classes/announce.c gets to link a
  * class).
  * Id bits 0: no event, no free, no sweep, no dump, no index entry ever names one. */

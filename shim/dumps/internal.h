@@ -49,7 +49,7 @@ struct walk {
     JNIEnv *jni;
     int level;
     /* OBJECT_ALLOC has been on since start-up: an object the walk is first to tag is one
-     * JVMTI never reported (memory.c). Its tag gets the "allocation posted" flag here, and
+     * JVMTI never reported (memory/alloc.c). Its tag gets the "allocation posted" flag here, and
      * (tag, class tag, size) goes to fresh, to be announced before the dump is delivered. */
     bool announce;
     jlong *fresh;

@@ -370,7 +370,7 @@ bool run_walk(struct walk *w, jobject initial)
         hc.array_primitive_value_callback = prim_array_cb;
     /* A heap walk of every thread's objects starts with HotSpot's escape barrier for every
      * thread; a walker suspended inside it would make every thread's next JVMTI call wait
-     * for ever, the resume included (measured on JDK 25, memory.c flush_frees). So the walk
+     * for ever, the resume included (measured on JDK 25, memory/gc.c flush_frees). So the walk
      * is a critical section (shim.h): a JVMPI suspender leaves the walker running. */
     shim_crit_begin();
     jvmtiError err = (*g_shim.jvmti)->FollowReferences(g_shim.jvmti, 0, NULL, initial, &hc, w);
