@@ -464,16 +464,6 @@ static jint request_event(struct instance *inst, jint t, void *arg)
     return JVMPI_NOT_AVAILABLE;
 }
 
-static _Atomic int next_stripe;
-static _Thread_local int tl_stripe = -1;
-
-int stripe_index(void)
-{
-    if (tl_stripe < 0)
-        tl_stripe = atomic_fetch_add(&next_stripe, 1) % STRIPES;
-    return tl_stripe;
-}
-
 void event_init(JVMPI_Event *ev, jint type, JNIEnv *env)
 {
     memset(ev, 0, sizeof *ev);

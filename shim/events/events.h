@@ -4,9 +4,6 @@
 
 #include "core/shim.h"
 
-jint events_enable(struct instance *inst, jint type, void *arg);
-jint events_disable(struct instance *inst, jint type, void *arg);
-jint events_request(struct instance *inst, jint type, void *arg);
 /* Is event type t enabled by inst / by any instance? Lock-free. */
 static inline bool event_on(const struct instance *inst, int t)
 {
@@ -103,9 +100,7 @@ const struct event_row *events_row(int t);
 /* ---- the GC gate (gate.c) ---- */
 #define GC_GATE_WAIT_MS 200
 /* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
-void gc_gate_enter(void);
-void gc_gate_exit(void);
-void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_enter_at(int slot);    /* slot: the caller's stripe slot */
 void gc_gate_exit_at(int slot);
 bool gc_gate_active(void);          /* any GC bracket possible at all? */
 void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */
