@@ -10,7 +10,7 @@
  */
 #include "classes/natives.h"
 #include "events/events.h"
-#include "events/report.h"
+#include "report/report.h"
 #include "face/face.h"
 #include "methods/bci.h"
 #include "modules.h"

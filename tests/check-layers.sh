@@ -2,7 +2,7 @@
 # check-layers.sh — the shim's folders only include (and call) downward.
 # The layers, lowest first (shim/README.md):
 #   core/  classfile/  ->  events/  ->  classes/ memory/ threads/ methods/ monitors/ dumps/
-#   ->  face/  ->  the entry point (shim/agent.c, shim/modules.c)
+#   ->  report/  ->  face/  ->  the entry point (shim/agent.c, shim/modules.c)
 # A file may use its own folder and any folder of a lower rank; the areas are ranked in the
 # order above, so no circle can span two folders. core/ and classfile/ use nothing but
 # themselves (classfile/ is pure C: no JVM, no shim state). Three checks: every
@@ -14,7 +14,7 @@ rank() {
   case $1 in
     core|classfile) echo 0 ;; events) echo 1 ;; classes) echo 2 ;; memory) echo 3 ;;
     threads) echo 4 ;; methods) echo 5 ;; monitors) echo 6 ;; dumps) echo 7 ;;
-    face) echo 8 ;; .) echo 9 ;; *) echo -1 ;;
+    report) echo 8 ;; face) echo 9 ;; .) echo 10 ;; *) echo -1 ;;
   esac
 }
 allowed() { # allowed FROM TO

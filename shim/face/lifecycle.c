@@ -14,7 +14,7 @@
 #include "core/ids.h"
 #include "core/worker.h"
 #include "events/events.h"
-#include "events/report.h"
+#include "report/report.h"
 #include "face/face.h"
 #include "memory/memory.h"
 #include "methods/bci.h"
