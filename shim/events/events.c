@@ -280,9 +280,9 @@ static void sync_one(jvmtiEvent e)
         return; /* on since start-up, and stays on */
     for (int tries = 0; tries < 100; tries++) {
         bool want = jvmti_event_wanted(e);
-        jvmtiError err = (*g_shim.jvmti)->SetEventNotificationMode(
-            g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL);
-        if (!jvmti_ok_at(err, LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
+        if (!jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(
+                             g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL),
+                         LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
             break;
         if (jvmti_event_wanted(e) == want)
             break;

@@ -1,4 +1,10 @@
-/* events.h — rows of the event switchboard, for modules that deliver events. */
+/* events.h — the event switchboard (events.c) and the GC gate (gate.c), for the areas that
+ * deliver events: which events an agent enabled, event_post and its variants (the only way
+ * to an agent's NotifyEvent), the rows each area registers for its events (kind, JVMTI
+ * needs, hooks), the functions the higher layers register for what the switchboard cannot
+ * do itself (announcing threads, flushing deferred events, the mounted virtual thread),
+ * and the regions no synthesized GC bracket may overlap. The migration report's counters
+ * are events/report.h; the recording, events/record.h. */
 #ifndef JVMPISHIM_EVENTS_H
 #define JVMPISHIM_EVENTS_H
 

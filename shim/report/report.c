@@ -67,10 +67,13 @@ static void sysprop(char *out, size_t n, const char *name)
 {
     char *v = NULL;
     out[0] = '\0';
+    /* A property JVMTI does not give leaves its place in the header empty. */
     if (g_shim.jvmti != NULL &&
-        (*g_shim.jvmti)->GetSystemProperty(g_shim.jvmti, name, &v) == JVMTI_ERROR_NONE && v) {
+        jvmti_ok_at((*g_shim.jvmti)->GetSystemProperty(g_shim.jvmti, name, &v), LOG_DEBUG,
+                    "report: GetSystemProperty for the header's JVM line") &&
+        v) {
         snprintf(out, n, "%s", v);
-        (*g_shim.jvmti)->Deallocate(g_shim.jvmti, (unsigned char *)v);
+        jvmti_free(g_shim.jvmti, v);
     }
 }
 
@@ -513,12 +516,14 @@ static void JNICALL on_vthread_start(jvmtiEnv *j, JNIEnv *jni, jthread vt)
     }
     jvmtiThreadInfo ti;
     memset(&ti, 0, sizeof ti);
-    bool named = (*j)->GetThreadInfo(j, vt, &ti) == JVMTI_ERROR_NONE;
+    /* Only the report's example line needs the name: a failure leaves a '?' there. */
+    bool named = jvmti_ok_at((*j)->GetThreadInfo(j, vt, &ti), LOG_DEBUG,
+                             "report: GetThreadInfo of a virtual thread that started");
     report_note(REP_VIRTUAL_THREAD, "virtual thread \"%s\", its events posted with the env_id "
                                     "of its carrier thread (vthreads=carriers; JNIEnv %p)",
                 named && ti.name ? ti.name : "?", (void *)jni);
     if (named) {
-        (*j)->Deallocate(j, (unsigned char *)ti.name);
+        jvmti_free(j, ti.name);
         if (ti.thread_group != NULL)
             (*jni)->DeleteLocalRef(jni, ti.thread_group);
         if (ti.context_class_loader != NULL)
@@ -551,7 +556,10 @@ bool report_natives_onload(void)
     jvmtiCapabilities want;
     memset(&want, 0, sizeof want);
     want.can_generate_native_method_bind_events = 1;
-    natives_cap = (*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want) == JVMTI_ERROR_NONE;
+    /* Without it the report counts no natives bound to the agent library, and says nothing
+     * of them: the run itself loses nothing. */
+    natives_cap = jvmti_ok_at((*g_shim.jvmti)->AddCapabilities(g_shim.jvmti, &want), LOG_DEBUG,
+                              "report: AddCapabilities(can_generate_native_method_bind_events)");
     return natives_cap;
 }
 
@@ -586,9 +594,9 @@ static void JNICALL on_native_bind(jvmtiEnv *j, JNIEnv *jni, jthread t, jmethodI
     const char *sym = dladdr(addr, &di) != 0 && di.dli_sname != NULL ? di.dli_sname : "(no exported symbol)";
     report_note(REP_NATIVE_BOUND, "%s.%s%s bound to %s in the library of agent %d",
                 csig ? csig : "?", name ? name : "?", sig ? sig : "", sym, slot);
-    (*j)->Deallocate(j, (unsigned char *)name);
-    (*j)->Deallocate(j, (unsigned char *)sig);
-    (*j)->Deallocate(j, (unsigned char *)csig);
+    jvmti_free(j, name);
+    jvmti_free(j, sig);
+    jvmti_free(j, csig);
     if (c != NULL && jni != NULL)
         (*jni)->DeleteLocalRef(jni, c);
 }
