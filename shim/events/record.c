@@ -46,7 +46,7 @@ static pthread_key_t rs_key;
 static pthread_once_t rs_once = PTHREAD_ONCE_INIT;
 _Atomic uint64_t record_next_seq = 1;
 static _Atomic uint64_t next_stream = 1;
-_Atomic size_t record_mem_used;
+static _Atomic size_t mem_used;
 size_t record_mem_budget = (size_t)64 << 20;
 
 /* Full buffers, newest first (a Treiber stack: many pushers, one popper taking all). */
@@ -66,13 +66,13 @@ void record_set_class_ref(jclass (*class_ref)(JNIEnv *jni, jobjectID id))
 static struct rbuf *buf_alloc(size_t data)
 {
     size_t sz = sizeof(struct rbuf) + data;
-    if (atomic_fetch_add(&record_mem_used, sz) + sz > record_mem_budget) {
-        atomic_fetch_sub(&record_mem_used, sz);
+    if (atomic_fetch_add(&mem_used, sz) + sz > record_mem_budget) {
+        atomic_fetch_sub(&mem_used, sz);
         return NULL;
     }
     struct rbuf *b = malloc(sz);
     if (b == NULL) {
-        atomic_fetch_sub(&record_mem_used, sz);
+        atomic_fetch_sub(&mem_used, sz);
         return NULL;
     }
     b->cap = data;
@@ -81,7 +81,7 @@ static struct rbuf *buf_alloc(size_t data)
 
 void record_buf_free(struct rbuf *b)
 {
-    atomic_fetch_sub(&record_mem_used, sizeof(struct rbuf) + b->cap);
+    atomic_fetch_sub(&mem_used, sizeof(struct rbuf) + b->cap);
     free(b);
 }
 
@@ -533,7 +533,7 @@ static void dump_info(int slot, const JVMPI_Event *ev, struct rec_dump *d)
     d->length = len;
     d->digest = p != NULL ? rec_xxh64(p, len) : 0;
     d->inline_bytes = len <= RECORD_DUMP_INLINE_MAX &&
-                      atomic_load(&record_mem_used) + len + RECORD_BUF_DATA <= record_mem_budget;
+                      atomic_load(&mem_used) + len + RECORD_BUF_DATA <= record_mem_budget;
     if (d->inline_bytes || p == NULL)
         return;
     struct summing s = {.d = d, .f = &record_files[slot]};

@@ -111,7 +111,6 @@ struct dropped {
 extern _Atomic(struct rstream *) record_streams;
 extern _Thread_local struct rstream *record_tl;
 extern _Atomic uint64_t record_next_seq;
-extern _Atomic size_t record_mem_used;
 extern size_t record_mem_budget;
 extern _Atomic(struct rbuf *) record_queue;
 extern sem_t record_wake;
