@@ -11,7 +11,7 @@
  */
 #include "classes/agent_natives.h"
 #include "events/events.h"
-#include "events/report.h"
+#include "report/report.h"
 #include "face/face.h"
 #include "modules.h"
 

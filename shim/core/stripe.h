@@ -1,8 +1,8 @@
 /* stripe.h — striped counters: a count many threads change on every event without
  * sharing a cache line; reading the total is the rare operation (shutdown, GC bracket).
  *
- * Each thread is given one of STRIPES padded slots; add/sub touch only that slot, sum()
- * reads them all. A sum taken while threads change slots is a snapshot: exact once the
+ * Each thread is given one of STRIPES padded slots (stripe_index, stripe.c); add/sub touch
+ * only that slot, sum() reads them all. A sum taken while threads change slots is a snapshot: exact once the
  * writers have stopped, which is what its users wait for.
  */
 #ifndef JVMPISHIM_STRIPE_H

@@ -280,9 +280,9 @@ static void sync_one(jvmtiEvent e)
         return; /* on since start-up, and stays on */
     for (int tries = 0; tries < 100; tries++) {
         bool want = jvmti_event_wanted(e);
-        jvmtiError err = (*g_shim.jvmti)->SetEventNotificationMode(
-            g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL);
-        if (!jvmti_ok_at(err, LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
+        if (!jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(
+                             g_shim.jvmti, want ? JVMTI_ENABLE : JVMTI_DISABLE, e, NULL),
+                         LOG_WARN, "switching a JVMTI event for an enabled JVMPI event"))
             break;
         if (jvmti_event_wanted(e) == want)
             break;
@@ -462,16 +462,6 @@ static jint request_event(struct instance *inst, jint t, void *arg)
     report_misuse(inst, LOG_INFO, "RequestEvent(%d): JVMPI defines no request for %s: "
                                   "JVMPI_NOT_AVAILABLE", (int)t, event_name(t));
     return JVMPI_NOT_AVAILABLE;
-}
-
-static _Atomic int next_stripe;
-static _Thread_local int tl_stripe = -1;
-
-int stripe_index(void)
-{
-    if (tl_stripe < 0)
-        tl_stripe = atomic_fetch_add(&next_stripe, 1) % STRIPES;
-    return tl_stripe;
 }
 
 void event_init(JVMPI_Event *ev, jint type, JNIEnv *env)

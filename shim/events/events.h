@@ -1,12 +1,15 @@
-/* events.h — rows of the event switchboard, for modules that deliver events. */
+/* events.h — the event switchboard (events.c) and the GC gate (gate.c), for the areas that
+ * deliver events: which events an agent enabled, event_post and its variants (the only way
+ * to an agent's NotifyEvent), the rows each area registers for its events (kind, JVMTI
+ * needs, hooks), the functions the higher layers register for what the switchboard cannot
+ * do itself (announcing threads, flushing deferred events, the mounted virtual thread),
+ * and the regions no synthesized GC bracket may overlap. The migration report's counters
+ * are events/report.h; the recording, events/record.h. */
 #ifndef JVMPISHIM_EVENTS_H
 #define JVMPISHIM_EVENTS_H
 
 #include "core/shim.h"
 
-jint events_enable(struct instance *inst, jint type, void *arg);
-jint events_disable(struct instance *inst, jint type, void *arg);
-jint events_request(struct instance *inst, jint type, void *arg);
 /* Is event type t enabled by inst / by any instance? Lock-free. */
 static inline bool event_on(const struct instance *inst, int t)
 {
@@ -91,9 +94,7 @@ const struct event_row *events_row(int t);
 /* ---- the GC gate (gate.c) ---- */
 #define GC_GATE_WAIT_MS 200
 /* Regions during which no synthesized GC bracket may run (JVMPI's "GC disabled"). */
-void gc_gate_enter(void);
-void gc_gate_exit(void);
-void gc_gate_enter_at(int slot);    /* the same, with the caller's stripe slot at hand */
+void gc_gate_enter_at(int slot);    /* slot: the caller's stripe slot */
 void gc_gate_exit_at(int slot);
 bool gc_gate_active(void);          /* any GC bracket possible at all? */
 void gc_disable_enter(void);        /* DisableGC: a region that holds brackets back */

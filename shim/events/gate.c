@@ -84,12 +84,12 @@ void gc_gate_exit_at(int slot)
     }
 }
 
-void gc_gate_enter(void)
+static void gc_gate_enter(void)
 {
     gc_gate_enter_at(stripe_index());
 }
 
-void gc_gate_exit(void)
+static void gc_gate_exit(void)
 {
     gc_gate_exit_at(stripe_index());
 }

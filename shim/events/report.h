@@ -1,5 +1,7 @@
-/* report.h — the migration report (report=PATH): what the agent used, what went wrong, where
- * the time went, and how the run ended (crash and signal included). */
+/* report.h — the migration report's counters (counters.c), which every layer bumps: the
+ * agent's misuse, the kinds of trouble report_note() counts, bad ids, the activity and time
+ * of each thread around NotifyEvent and the JVMPI functions, and the functions the report
+ * writer (report/report.h, a layer above the areas) reads them back with. */
 #ifndef JVMPISHIM_REPORT_H
 #define JVMPISHIM_REPORT_H
 
@@ -44,28 +46,6 @@ void report_note(enum report_kind kind, const char *fmt, ...) __attribute__((for
 void report_note_ns(enum report_kind kind, uint64_t ns, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 uint64_t report_count(enum report_kind kind);
-
-/* ---- the run as it goes ----
- * report_begin: at VMInit (or attach), before any JVM_OnLoad: open each report file, write
- * its header (a report without the final "end of report" line did not end normally), start
- * the periodic checkpoint, and install the signal handlers (crash and SIGTERM/SIGINT)
- * chained in front of the JVM's. report_checkpoint rewrites the reports with what is known
- * so far. report_write_all writes the final report: `how` says how the run ended
- * ("JVM_SHUT_DOWN", "ProfilerExit(3)", ...). Idempotent: only the first call writes. */
-void report_begin(void);
-void report_checkpoint(const char *when);
-void report_write_all(const char *how);
-
-/* Virtual threads (JDK 21+), counted for the report: in Agent_OnLoad, asks for the JVMTI
- * capability (false if this JVM has none); the callback for JVMTI event 87
- * (VirtualThreadStart) into its slot; the event switched on after SetEventCallbacks. */
-bool report_vthreads_onload(void);
-void report_vthreads_callbacks(void **slot_87);
-void report_vthreads_enable(void);
-/* Java natives bound to an agent library's code (JVMTI NativeMethodBind), likewise. */
-bool report_natives_onload(void);
-void report_natives_callbacks(jvmtiEventCallbacks *cb);
-void report_natives_enable(void);
 
 /* ---- per-thread activity and time ----
  * The event being delivered or the JVMPI function being served on this thread, for the
@@ -175,5 +155,33 @@ int report_kind_of_bad_id(int kind); /* the report's kind of a bad id (IDS_BAD_*
             report_note((enum report_kind)report_kind_of_bad_id(ids_k_), __VA_ARGS__);          \
         report_misuse_id((inst), ids_bad_level((inst), ids_k_), __VA_ARGS__);             \
     } while (0)
+
+/* ---- read back by the report writer (report/) ----
+ * Atomic loads only, no lock: a crash handler writes the report. What a note, a kind or a
+ * row means for the agent's output: it will change it, it may, or it is harmless (counted,
+ * no alarm). The summary ranks by it. */
+enum report_rank { RANK_HARMLESS, RANK_MAY, RANK_WILL };
+const char *report_kind_name(enum report_kind kind);
+enum report_rank report_kind_rank(enum report_kind kind);
+/* The durations report_note_ns() added to the kind: their sum, and the longest in *max. */
+uint64_t report_kind_ns(enum report_kind kind, uint64_t *max);
+const char *report_kind_first(enum report_kind kind);  /* the first example, or NULL */
+/* One call site's misuse: the count and the first message. */
+struct report_misuse_note {
+    const char *site;       /* the format string: one call site */
+    _Atomic uint64_t count;
+    enum report_rank rank;  /* RANK_HARMLESS: answered as HotSpot did; RANK_WILL: a rejected
+                             * id, summed up by its kind; else RANK_MAY */
+    char first[240];        /* the first message from that site */
+};
+/* Agent slot's notes (*notes, the count returned), and how many more sites were dropped. */
+int report_misuse_notes(int slot, const struct report_misuse_note **notes);
+uint64_t report_misuse_dropped(int slot);
+/* The time in the agent's handlers of event ev and in the shim serving function fn: each
+ * thread's sampled sum scaled to all its calls, summed over threads. */
+uint64_t report_event_ns(int slot, int ev);
+uint64_t report_fn_ns(int slot, int fn);
+/* May a signal handler read this thread's report_tl (its first touch may allocate)? */
+bool report_tl_readable(void);
 
 #endif

@@ -15,7 +15,7 @@
  */
 #include "core/ids.h"
 #include "events/events.h"
-#include "events/report.h"
+#include "report/report.h"
 #include "face/face.h"
 #include "methods/bci.h"
 
