@@ -20,13 +20,13 @@
 #include "core/worker.h"
 #include "dumps/heapdump.h"
 #include "events/record.h"
-#include "events/report.h"
 #include "face/face.h"
 #include "memory/memory.h"
 #include "methods/bci.h"
 #include "methods/methods.h"
 #include "modules.h"
 #include "monitors/monitors.h"
+#include "report/report.h"
 #include "threads/threads.h"
 
 /* ---- glue: hooks that are more than one call ---- */
