@@ -39,7 +39,7 @@
  *                            waiters wait in native code, and the pass takes no shim lock
  *      kept[].lock           ids.c: a shard of the kept table, held across its JNI calls
  *   7. log_lock              log.c, a leaf
- * report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
+ * report/report.c's write_lock (a report file being rewritten) takes notes_lock (a leaf) and
  * log_lock; its signal handlers take no lock.
  * bci.c's mode_lock serializes retransformation passes; it is held across
  * RetransformClasses, whose ClassFileLoadHook runs on the same thread and takes only
@@ -94,7 +94,7 @@ struct instance {
     /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
      * DisableEvent(t) since. Read lock-free on every event. */
     _Atomic uint64_t enabled;
-    /* Usage, for the migration report (report.c): calls per JVMPI function; EnableEvent
+    /* Usage, for the migration report (report/, counted in events/counters.c): calls per JVMPI function; EnableEvent
      * and RequestEvent calls per event type and how many were refused; deliveries per
      * event type, counted on the delivering thread's stripe so that no cache line is
      * shared between threads on the per-event path; JVMPI calls likewise (agents call

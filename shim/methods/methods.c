@@ -539,7 +539,7 @@ static void compiled_load_changed(int t, bool any)
     if (!any || atomic_load(&g_shim.phase) < PHASE_LIVE)
         return;
     /* Methods compiled before: replay them, so a JIT-symbol agent misses nothing. The JVMTI
-     * event must be on first; events_enable switches it after this hook, so do it here. */
+     * event must be on first; jvmpi_EnableEvent (events/events.c, sync_jvmti) switches it after this hook, so do it here. */
     jvmti_ok_at((*g_shim.jvmti)->SetEventNotificationMode(g_shim.jvmti, JVMTI_ENABLE,
                                                           JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL),
                 LOG_DEBUG, "SetEventNotificationMode(CompiledMethodLoad) before its replay");
