@@ -702,7 +702,8 @@ static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags)
  * (copies, in order, thread-local) and posted right after its THREAD_START: at its
  * ThreadStart, or at its first event once the object is built. Only events whose payload
  * holds no pointer into memory the shim frees after the post are held (ids, numbers); for
- * any other kind, or past HELD_MAX events, the thread is announced at once, with its Thread object as it stands.
+ * any other kind, or past HELD_MAX events, the thread is announced at once, with its
+ * Thread object as it stands.
  * Each held event carries the thread's trace of its moment: GetCallTrace in its handler
  * answers with that (calltrace.h), since the thread has moved on by the time it is posted. */
 
