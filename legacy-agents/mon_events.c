@@ -239,8 +239,14 @@ static void on_monitor(int t, JVMPI_Event *ev)
         /* The hand-off phase: only the event log is checked (order against THREAD_END). */
         say("ev %s obj=%p class=%s env=%s", ev_name(t), (void *)obj, cn, tn);
         if (t == JVMPI_EVENT_MONITOR_CONTENDED_ENTER) {
+            /* The waiters' handlers may run at once: count and store under one lock, or a
+             * handler that counted 1 could store after the one that counted 2, and the
+             * program would never see every waiter. */
+            static pthread_mutex_t hand_mu = PTHREAD_MUTEX_INITIALIZER;
             static int hand_enters;
-            handshake_field(ev->env_id, "handoffEnterSeen", __sync_add_and_fetch(&hand_enters, 1));
+            pthread_mutex_lock(&hand_mu);
+            handshake_field(ev->env_id, "handoffEnterSeen", ++hand_enters);
+            pthread_mutex_unlock(&hand_mu);
         }
         return;
     }
