@@ -69,19 +69,36 @@ static bool class_unknown(struct walk *w, jlong class_tag)
     return class_tag == 0 || hclass_find(w, class_tag & TAG_ID_MASK) == NULL;
 }
 
-/* An object of a class the dump does not know is left for unreached_records, untagged
- * (class_unknown): it may be a dormant object of the CDS archive, of a class this run has not
- * loaded, which no dump shows. */
+/* What both iterations do first with the object they are shown: count its ordinal, skip
+ * what no dump shows, and leave an object of a class the dump does not know for
+ * unreached_records, untagged (it may be a dormant object of the CDS archive, of a class this
+ * run has not loaded, which no dump shows; the walk wrote no record for it either). True if
+ * the object is the caller's to dump, with its ordinal and id; else *rc is the callback's
+ * answer. */
+static bool object_seen(struct walk *w, jlong class_tag, jlong size, jlong *tag_ptr,
+                        uint64_t *ord_out, jlong *id, jint *rc)
+{
+    uint64_t ord = *ord_out = w->ord_at++;
+    *rc = 0;
+    if (not_dumped(w, class_tag, *tag_ptr))
+        return false;
+    if (class_unknown(w, class_tag)) {
+        *rc = note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
+        return false;
+    }
+    *id = tag_or_new(w, tag_ptr, class_tag, size);
+    return true;
+}
+
 static jint JNICALL level0_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
 {
     (void)length;
     struct walk *w = ud;
-    uint64_t ord = w->ord_at++;
-    if (not_dumped(w, class_tag, *tag_ptr))
-        return 0;
-    if (class_unknown(w, class_tag))
-        return note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
-    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    uint64_t ord;
+    jlong id = 0;
+    jint rc;
+    if (!object_seen(w, class_tag, size, tag_ptr, &ord, &id, &rc))
+        return rc;
     db_u1(&w->objs, (uint8_t)level0_type(hclass_find(w, class_tag & TAG_ID_MASK)));
     put_id(&w->objs, id);
     w->records++;
@@ -92,14 +109,11 @@ static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, ji
 {
     (void)length;
     struct walk *w = ud;
-    uint64_t ord = w->ord_at++;
-    if (not_dumped(w, class_tag, *tag_ptr))
-        return 0;
-    /* The walk wrote no record for an object whose class it did not know either; such an
-     * object is not tagged here (see level0_cb). */
-    if (class_unknown(w, class_tag))
-        return note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
-    jlong id = tag_or_new(w, tag_ptr, class_tag, size);
+    uint64_t ord;
+    jlong id = 0;
+    jint rc;
+    if (!object_seen(w, class_tag, size, tag_ptr, &ord, &id, &rc))
+        return rc;
     if (vis_has(w, id) || is_prim_mirror(w, id))
         return 0;
     return note_unreached(w, ord, id, class_tag);
