@@ -354,6 +354,36 @@ static void test_damaged(void)
     CHECK(n == 1 && f->status == TR_DAMAGED && strstr(f->err, "not in the schema") != NULL, "%d %s", n, f->err);
     tr_close(f);
     free(c.p);
+    /* A thread's second buffer whose first record is numbered before the first buffer's
+     * last (each buffer counts its deltas from 0): the stream stops there, named, and the
+     * merged records never go back in sequence. */
+    struct fbuf d = {0};
+    static struct tbuf b1, b2;
+    fb_header(&d);
+    tb_init(&b1, 1, 0x1000);
+    tb_init(&b2, 1, 0x1000);
+    seq_next = 10;
+    tb_simple(&b1, JVMPI_EVENT_JVM_INIT_DONE, 0x1000);
+    tb_simple(&b1, JVMPI_EVENT_JVM_INIT_DONE, 0x1000);
+    seq_next = 5;
+    tb_simple(&b2, JVMPI_EVENT_JVM_INIT_DONE, 0x1000);
+    fb_chunk(&d, &b1, 0, tb_len(&b1));
+    fb_chunk(&d, &b2, 0, tb_len(&b2));
+    f = tr_open_mem(d.p, d.n, "backwards");
+    it = tr_iter_new(f);
+    n = 0;
+    uint64_t last = 0;
+    bool mono = true;
+    while (tr_next(it, &r)) {
+        mono = mono && r.seq > last;
+        last = r.seq;
+        n++;
+    }
+    tr_iter_free(it);
+    CHECK(n == 2 && mono, "the records before the step back, in order: %d", n);
+    CHECK(f->status == TR_DAMAGED && strstr(f->err, "does not come after") != NULL, "%s", f->err);
+    tr_close(f);
+    free(d.p);
 }
 
 /* A file whose records break rules; tr_check must name each. */

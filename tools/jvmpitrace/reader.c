@@ -604,6 +604,7 @@ struct cursor {
     size_t ci;                      /* chunks taken from the stream */
     const unsigned char *p, *end;
     uint64_t seq, thr, meth, obj, gen, next_boff;
+    uint64_t last;                  /* the sequence number of the stream's last record */
     bool state;
     struct arena arena;
     struct tr_rec rec;
@@ -731,8 +732,20 @@ static bool advance(struct tr_file *f, struct cursor *c)
             s->broken = true;
             return false;
         }
+        /* A buffer starts its deltas from 0, so its first record must still come after the
+         * last record of the buffer before it: a thread's records are numbered in the
+         * order it made them, and the merge relies on each stream being in order. */
+        if (c->seq + d <= c->last) {
+            tr_damage(f, (size_t)(start - f->p), "thread stream %llu: the record at offset %zu "
+                      "(sequence %llu) does not come after the one before it (%llu)",
+                      (unsigned long long)s->id, (size_t)(start - f->p),
+                      (unsigned long long)(c->seq + d), (unsigned long long)c->last);
+            s->broken = true;
+            return false;
+        }
         const struct tr_type *t = f->types[code];
         c->seq += d;
+        c->last = c->seq;
         c->rec.code = (int)code;
         c->rec.seq = c->seq;
         c->rec.stream = c->stream;
