@@ -148,12 +148,11 @@ static bool scan_symbol(const struct elfsym *sym, void *ctx)
 }
 
 /* The defined Java_* functions in the dynamic symbol table of the ELF file at path; -1 if
- * it cannot be read. */
-static int scan_file(const char *path, int slot)
+ * it cannot be read, with the reason in err. */
+static int scan_file(const char *path, int slot, char *err, size_t errlen)
 {
     struct scan sc = {.slot = slot, .found = 0};
-    char err[256];
-    if (elfsym_each(path, scan_symbol, &sc, err, sizeof err) < 0)
+    if (elfsym_each(path, scan_symbol, &sc, err, errlen) < 0)
         return -1;
     return sc.found;
 }
@@ -167,10 +166,13 @@ void natives_scan(struct instance *inst)
         path = di.dli_fname; /* the file really mapped (a private copy for a second agent) */
     if (path == NULL)
         return;
-    int n = scan_file(path, inst->slot);
+    char err[256];
+    int n = scan_file(path, inst->slot, err, sizeof err);
     if (n < 0) {
-        log_debug("agent %d: cannot read the symbols of %s: its own natives are not bound",
-                  inst->slot, path);
+        /* dlopen took the file, so it is a library the reader finds damaged: any Java_*
+         * it exports stays unbound, and the agent's classes would meet UnsatisfiedLinkError. */
+        log_warn("agent %d: cannot read the dynamic symbols of %s (%s): natives it exports "
+                 "(Java_*) are not bound to their classes", inst->slot, path, err);
         return;
     }
     if (n > 0) {

@@ -152,8 +152,13 @@ static int symbol_collisions(const char *path, char *out, size_t outlen)
     out[0] = '\0';
     struct collisions c = {.out = out, .outlen = outlen};
     char err[256];
-    if (elfsym_each(path, collision_symbol, &c, err, sizeof err) < 0)
+    if (elfsym_each(path, collision_symbol, &c, err, sizeof err) < 0) {
+        /* dlopen says next whether the file loads at all; if it does, it loads without
+         * RTLD_DEEPBIND, and this line says why no collision was looked for. */
+        log_info("%s: its dynamic symbols cannot be read (%s): loaded without a check for "
+                 "names the process already defines", path, err);
         return 0;
+    }
     return c.n;
 }
 
