@@ -177,6 +177,62 @@ static void test_names_and_schema(void)
     free(b.p);
 }
 
+/* Every field the shim's own schema names with a key is bound to that key. */
+static int unbound_keys(const struct tr_field *fs, int n, const signed char *idx)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < NFK; k++)
+            if (strcmp(fs[i].name, fk_names[k]) == 0 && idx[k] != i)
+                bad++;
+        if (fs[i].type == '[')
+            bad += unbound_keys(fs[i].sub, fs[i].nsub, fs[i].sidx);
+    }
+    return bad;
+}
+
+static void test_key_binding(void)
+{
+    struct fbuf b = {0};
+    fb_header(&b);
+    struct tr_file *f = tr_open_mem(b.p, b.n, "schema");
+    int bad = 0, types = 0;
+    for (int c = 0; c < 256; c++)
+        if (f->types[c] != NULL) {
+            bad += unbound_keys(f->types[c]->f, f->types[c]->nf, f->types[c]->fidx);
+            types++;
+        }
+    CHECK(types > 100 && bad == 0, "%d fields of the shim's schema not bound to their key", bad);
+    tr_close(f);
+    free(b.p);
+    /* A header that gives known names other kinds of value (a damaged or foreign file):
+     * those fields stay unbound, so no command reads a number as a name or a list. The
+     * same name as a list at the top and a number inside it (status) binds in both. */
+    const char *schema = "rec 33 THREAD_START env:t thread_name:i group_name:s parent_name:[x:i]\n"
+                         "rec 59 MONITOR_DUMP env:t status:[status:i]\n"
+                         "rec 61 GC_FINISH env:s used_objects:i\n";
+    struct fbuf c = {0};
+    fb_put(&c, REC_MAGIC, REC_MAGIC_LEN);
+    char h[512];
+    snprintf(h, sizeof h, "jvmpishim recording\nformat %d.%d\nschema \n%s", REC_FORMAT_MAJOR,
+             REC_FORMAT_MINOR, schema);
+    fb_block(&c, REC_BLOCK_HEADER, h, strlen(h));
+    f = tr_open_mem(c.p, c.n, "foreign");
+    CHECK(f->fatal[0] == '\0', "header parses: %s", f->fatal);
+    const struct tr_type *ts = f->types[JVMPI_EVENT_THREAD_START];
+    CHECK(ts != NULL && ts->fidx[F_THREAD_NAME] < 0 && ts->fidx[F_PARENT_NAME] < 0 &&
+              ts->fidx[F_GROUP_NAME] == 2 && ts->fidx[F_ENV] == 0,
+          "a number or a list where a name belongs is not bound");
+    const struct tr_type *md = f->types[JVMPI_EVENT_MONITOR_DUMP];
+    CHECK(md != NULL && md->fidx[F_STATUS] == 1 && md->f[1].sidx[F_STATUS] == 0,
+          "status: a list at the top, a number inside it");
+    const struct tr_type *gc = f->types[JVMPI_EVENT_GC_FINISH];
+    CHECK(gc != NULL && gc->fidx[F_ENV] < 0 && gc->fidx[F_USED_OBJECTS] == 1,
+          "a string where a thread belongs is not bound");
+    tr_close(f);
+    free(c.p);
+}
+
 static void test_options(void)
 {
     struct shim_options o;
@@ -533,6 +589,7 @@ int main(void)
 {
     test_checksums();
     test_names_and_schema();
+    test_key_binding();
     test_options();
     test_read_merged();
     test_truncated();

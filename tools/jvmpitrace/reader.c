@@ -122,13 +122,70 @@ static bool kv_add(struct tr_kv **list, size_t *n, const char *k, size_t kl, con
     return true;
 }
 
+/* What kind of value a field holds: a string or bytes ('s'), a list ('['), a number ('n'). */
+static char value_class(char type)
+{
+    return type == 's' || type == 'b' ? 's' : type == '[' ? '[' : 'n';
+}
+
+/* The kind of value each named field holds in the shim's own schema, at the top of a record
+ * and inside a list ('\0': no such field there). The commands read a bound field as that
+ * kind (a name's bytes, a list's items), so a file's header that gives a known name another
+ * type (a damaged or foreign file) must not bind it: the field is then printed as declared,
+ * but no command takes it for what it is not. Built on first use from rec_schema_text(). */
+static char top_class[NFK], sub_class[NFK];
+
+static void key_classes_init(void)
+{
+    static bool ready;
+    if (ready)
+        return;
+    ready = true;
+    /* Each line is "rec CODE NAME FIELDS"; FIELDS are NAME:TYPE, a list NAME:[FIELDS]. */
+    for (const char *s = rec_schema_text(); *s != '\0';) {
+        const char *nl = strchr(s, '\n');
+        const char *end = nl != NULL ? nl : s + strlen(s);
+        for (int skip = 0; skip < 3 && s < end; skip++) {
+            const char *sp = memchr(s, ' ', (size_t)(end - s));
+            s = sp != NULL ? sp + 1 : end;
+        }
+        int depth = 0;
+        while (s < end) {
+            if (*s == ' ' || *s == ']') {
+                depth -= *s == ']';
+                s++;
+                continue;
+            }
+            const char *colon = memchr(s, ':', (size_t)(end - s));
+            if (colon == NULL || colon + 1 >= end)
+                break;
+            size_t len = (size_t)(colon - s);
+            char type = colon[1];
+            for (int k = 0; k < NFK; k++)
+                if (strlen(fk_names[k]) == len && memcmp(fk_names[k], s, len) == 0)
+                    (depth == 0 ? top_class : sub_class)[k] = value_class(type);
+            depth += type == '[';
+            s = colon + 2;
+        }
+        s = nl != NULL ? nl + 1 : end;
+    }
+}
+
+/* Field i of fs binds key k if its name is k's and its kind is the one k has in the shim's
+ * schema (classes: top_class or sub_class). */
+static void bind_keys(signed char *idx, const struct tr_field *fs, int n, const char *classes)
+{
+    key_classes_init();
+    memset(idx, -1, NFK);
+    for (int k = 0; k < NFK; k++)
+        for (int i = 0; i < n; i++)
+            if (strcmp(fs[i].name, fk_names[k]) == 0 && classes[k] == value_class(fs[i].type))
+                idx[k] = (signed char)i;
+}
+
 static void fill_sidx(struct tr_field *f)
 {
-    memset(f->sidx, -1, sizeof f->sidx);
-    for (int k = 0; k < NFK; k++)
-        for (int i = 0; i < f->nsub; i++)
-            if (strcmp(f->sub[i].name, fk_names[k]) == 0)
-                f->sidx[k] = (signed char)i;
+    bind_keys(f->sidx, f->sub, f->nsub, sub_class);
 }
 
 static void free_fields(struct tr_field *f, int n)
@@ -252,11 +309,7 @@ static bool parse_schema_line(struct tr_file *f, const char *s, const char *end,
         free(t);
         return false;
     }
-    memset(t->fidx, -1, sizeof t->fidx);
-    for (int k = 0; k < NFK; k++)
-        for (int i = 0; i < t->nf; i++)
-            if (strcmp(t->f[i].name, fk_names[k]) == 0)
-                t->fidx[k] = (signed char)i;
+    bind_keys(t->fidx, t->f, t->nf, top_class);
     f->types[code] = t;
     return true;
 }
