@@ -160,10 +160,12 @@ static int scan_file(const char *path, int slot, char *err, size_t errlen)
 void natives_scan(struct instance *inst)
 {
     Dl_info di;
-    const char *path = inst->resolved_path;
-    if (inst->jvm_onload != NULL && dladdr(*(void **)&inst->jvm_onload, &di) != 0 &&
+    const char *path = inst->image_file;
+    if (path == NULL && inst->jvm_onload != NULL && dladdr(*(void **)&inst->jvm_onload, &di) != 0 &&
         di.dli_fname != NULL)
-        path = di.dli_fname; /* the file really mapped (a private copy for a second agent) */
+        path = di.dli_fname; /* the file the loader mapped */
+    if (path == NULL)
+        path = inst->resolved_path;
     if (path == NULL)
         return;
     char err[256];

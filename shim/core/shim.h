@@ -84,6 +84,10 @@ struct instance {
     struct shim_options opts;
     void *dl;                                   /* dlopen handle of the agent */
     char *resolved_path;                        /* where the agent was found */
+    /* The file the agent's image was read from, to read its symbols: a private copy is
+     * deleted once mapped, so for a second agent of one library it is the copy's source.
+     * NULL if the file is not known (dladdr then names it). */
+    char *image_file;
     bool deepbind;                              /* loaded RTLD_DEEPBIND: its exports collided */
     void *lib_base;                             /* its load address (dladdr), to know its calls */
     jint (JNICALL *jvm_onload)(JavaVM *, char *, void *);

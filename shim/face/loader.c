@@ -206,6 +206,8 @@ static void *open_path(struct instance *inst, const char *path, char *why, size_
     }
     free(inst->resolved_path);
     inst->resolved_path = strdup(path);
+    free(inst->image_file);
+    inst->image_file = strdup(path);
     return h;
 }
 
@@ -240,8 +242,12 @@ static void *open_private_copy(struct instance *inst, char *why, size_t whylen)
     if (ok) {
         dlerror();
         h = dlopen_agent(inst, tmpl);
-        if (h == NULL)
+        if (h == NULL) {
             snprintf(why, whylen, "%s", dlerror());
+        } else {
+            free(inst->image_file);
+            inst->image_file = strdup(src); /* the same bytes, still on disk */
+        }
     } else {
         snprintf(why, whylen, "copying %s: %s", src, strerror(errno));
     }
@@ -292,7 +298,7 @@ jint loader_open(struct instance *inst)
         dlerror();
         h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         struct link_map *lm = NULL;
-        char found[4096];
+        char found[4096] = "";
         if (h != NULL && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL && lm->l_name &&
             lm->l_name[0] == '/' && strlen(lm->l_name) < sizeof found) {
             /* dlopen's own search found it; only now is its file known. If its exports
@@ -307,6 +313,8 @@ jint loader_open(struct instance *inst)
         }
         if (h != NULL) {
             inst->resolved_path = strdup(lib);
+            if (found[0] != '\0')
+                inst->image_file = strdup(found);
         } else {
             const char *e = dlerror();
             snprintf(why, sizeof why, "%s", e ? e : "not found");
