@@ -135,13 +135,28 @@ static char value_class(char type)
  * but no command takes it for what it is not. Built on first use from rec_schema_text(). */
 static char top_class[NFK], sub_class[NFK];
 
+static bool parse_fields(const char **sp, const char *end, int depth, struct tr_field **out, int *nout,
+                         char *why, size_t wl);
+static void free_fields(struct tr_field *f, int n);
+
+static void note_classes(const struct tr_field *fs, int n, int depth)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < NFK; k++)
+            if (strcmp(fs[i].name, fk_names[k]) == 0)
+                (depth == 0 ? top_class : sub_class)[k] = value_class(fs[i].type);
+        if (fs[i].type == '[')
+            note_classes(fs[i].sub, fs[i].nsub, depth + 1);
+    }
+}
+
 static void key_classes_init(void)
 {
     static bool ready;
     if (ready)
         return;
-    ready = true;
-    /* Each line is "rec CODE NAME FIELDS"; FIELDS are NAME:TYPE, a list NAME:[FIELDS]. */
+    ready = true; /* before parsing: the parser binds keys too, here to throwaway fields */
+    /* Each line is "rec CODE NAME FIELDS", read by the same parser as a file's header. */
     for (const char *s = rec_schema_text(); *s != '\0';) {
         const char *nl = strchr(s, '\n');
         const char *end = nl != NULL ? nl : s + strlen(s);
@@ -149,23 +164,12 @@ static void key_classes_init(void)
             const char *sp = memchr(s, ' ', (size_t)(end - s));
             s = sp != NULL ? sp + 1 : end;
         }
-        int depth = 0;
-        while (s < end) {
-            if (*s == ' ' || *s == ']') {
-                depth -= *s == ']';
-                s++;
-                continue;
-            }
-            const char *colon = memchr(s, ':', (size_t)(end - s));
-            if (colon == NULL || colon + 1 >= end)
-                break;
-            size_t len = (size_t)(colon - s);
-            char type = colon[1];
-            for (int k = 0; k < NFK; k++)
-                if (strlen(fk_names[k]) == len && memcmp(fk_names[k], s, len) == 0)
-                    (depth == 0 ? top_class : sub_class)[k] = value_class(type);
-            depth += type == '[';
-            s = colon + 2;
+        struct tr_field *fs = NULL;
+        int n = 0;
+        char why[128];
+        if (parse_fields(&s, end, 0, &fs, &n, why, sizeof why)) {
+            note_classes(fs, n, 0);
+            free_fields(fs, n);
         }
         s = nl != NULL ? nl + 1 : end;
     }
