@@ -145,6 +145,9 @@ static jint shim_init_once(JavaVM *vm)
     lifecycle_callbacks(&t);
     jint size = t.extended ? (jint)offsetof(struct callback_table, extended)
                            : (jint)sizeof t.cb;
+    /* Every library of the program may ask the JavaVM for JVMPI (face/clients.c). */
+    if (!g_shim.attached)
+        clients_install(vm);
     if (!jvmti_ok((*g_shim.jvmti)->SetEventCallbacks(g_shim.jvmti, &t.cb, size),
                   "SetEventCallbacks in Agent_OnLoad"))
         return JNI_ERR;
@@ -190,15 +193,34 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fflush(stdout);
         exit(0);
     }
-    if (g_shim.ninst == 0 || opts.log_level_set || opts.log_file != NULL)
+    bool first = g_shim.jvmti == NULL;
+    if (first || opts.log_level_set || opts.log_file != NULL)
         if (!log_configure(opts.log_level, opts.log_file))
             return JNI_ERR;
+    if (opts.legacy == NULL) {
+        /* No legacy agent: the shim serves the libraries of the program that ask the JavaVM
+         * for JVMPI themselves (face/clients.c); its options are theirs. */
+        clients_set_options(&opts);
+        if (opts.report_file != NULL)
+            report_expect_agents();
+        if (first) {
+            methods_choice = opts.methods;
+            vthreads_choice = opts.vthreads;
+            report_at_load = opts.report_file != NULL;
+            if (shim_init_once(vm) != JNI_OK)
+                return JNI_ERR;
+        }
+        log_info("no legacy= agent in this -agentpath: JVMPI is served to the libraries that "
+                 "ask for it (GetEnv(JVMPI_VERSION_1))");
+        options_free(&opts);
+        return JNI_OK;
+    }
     if (g_shim.ninst >= SHIM_MAX_INSTANCES) {
         log_error("legacy=%s: at most %d legacy agents can run in one JVM", opts.legacy,
                   SHIM_MAX_INSTANCES);
         return JNI_ERR;
     }
-    if (g_shim.ninst == 0) {
+    if (first) {
         methods_choice = opts.methods;
         vthreads_choice = opts.vthreads;
         report_at_load = opts.report_file != NULL;
@@ -246,6 +268,13 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "%s", options_help());
         options_free(&opts);
         return JNI_ERR; /* nothing was loaded */
+    }
+    if (opts.legacy == NULL) {
+        fprintf(stderr, "jvmpishim: attach: error: no legacy=AGENT: an attach starts a legacy "
+                        "agent (the program's own libraries get JVMPI only from a shim loaded "
+                        "at start, -agentpath or -Xrun)\n");
+        options_free(&opts);
+        return JNI_ERR;
     }
     if (g_shim.ninst > 0 || g_shim.jvmti != NULL) {
         fprintf(stderr, "jvmpishim: attach: error: legacy=%s: the shim is already active in this "

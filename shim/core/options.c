@@ -128,8 +128,10 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
 {
     memset(o, 0, sizeof *o);
     o->log_level = LOG_WARN;
+    /* No options: no legacy agent; the shim serves JVMPI to the program's own libraries
+     * (GetEnv(JVMPI_VERSION_1) from any library, face/clients.c). */
     if (text == NULL || *text == '\0')
-        FAIL("no options given: legacy=AGENT is required (try =help)");
+        return 0;
 
     /* The whole option string is the name of an option that takes a value, and nothing
      * else: it lost its value on the way. jcmd JVMTI.agent_load does that to an unquoted
@@ -229,7 +231,5 @@ int options_parse(const char *text, struct shim_options *o, char *err, size_t er
             break;
         p = end + 1;
     }
-    if (o->legacy == NULL && !o->help)
-        FAIL("no legacy=AGENT in '%s': the shim needs an agent to run (try =help)", text);
     return 0;
 }

@@ -95,6 +95,15 @@ struct instance {
     struct JNIInvokeInterface_ vm_functions;    /* proxy JavaVM function table */
     struct proxy_vm vm;
     bool got_interface;                         /* GetEnv(JVMPI_VERSION_*) was called */
+    /* A library of the program that asked GetEnv(JVMPI_*) itself, with no JVM_OnLoad
+     * (face/clients.c): when and on which thread it first asked, for the report. */
+    bool client;
+    struct {
+        int64_t wall;                           /* time(NULL) of its first GetEnv */
+        int phase;                              /* g_shim.phase then */
+        const char *how;                        /* "JNI_OnLoad", "a native method", ... */
+        char thread[64];                        /* the asking thread's name */
+    } asked;
     /* Events the agent enabled: bit t set <=> EnableEvent(t) succeeded and no
      * DisableEvent(t) since. Read lock-free on every event. */
     _Atomic uint64_t enabled;

@@ -17,6 +17,14 @@ jint loader_open(struct instance *inst);
 jint loader_call_onload(struct instance *inst);
 void loader_init_proxy_vm(struct instance *inst);
 
+/* ---- clients.c ---- */
+/* Point the JVM's one JavaVM at a copy of its function table whose GetEnv answers the JVMPI
+ * versions for every library of the program (Agent_OnLoad). False if not installed (said). */
+bool clients_install(JavaVM *vm);
+/* The options of an -agentpath without legacy= (the first one's): the clients' report=. */
+void clients_set_options(const struct shim_options *o);
+bool clients_report_wanted(void);
+
 /* ---- interface.c ---- */
 void interface_init(struct instance *inst);
 

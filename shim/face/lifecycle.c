@@ -148,8 +148,8 @@ bool lifecycle_start(JNIEnv *jni)
     EACH_MODULE(own_java, jni);
     shim_own_java_end();
     for (int i = 0; i < g_shim.ninst; i++)
-        if (loader_call_onload(&g_shim.inst[i]) != JNI_OK)
-            return false;
+        if (!g_shim.inst[i].client && loader_call_onload(&g_shim.inst[i]) != JNI_OK)
+            return false; /* a library that asked for JVMPI itself has no JVM_OnLoad */
     EACH_MODULE(onload_done);
 
     /* The start-up replay. HotSpot's order after JVM_OnLoad was objects, then classes, then

@@ -441,9 +441,30 @@ static void install(int sig, void (*h)(int, siginfo_t *, void *))
     sigaction(sig, &sa, NULL);
 }
 
+static bool expect_agents; /* agents may come late, with reports (face/clients.c) */
+
+void report_expect_agents(void)
+{
+    expect_agents = true;
+}
+
+/* The crash attribution's range of a library that asked for JVMPI itself. */
+static struct range text_of(const void *addr_in_object);
+
+void report_add_agent(struct instance *inst)
+{
+    /* Its file, if the writer runs (a report= was given at start: clients_report_path). */
+    if (inst->opts.report_file == NULL || !report_timing)
+        return;
+    pthread_mutex_lock(&write_lock);
+    agent_text[inst->slot] = text_of(inst->lib_base);
+    open_report(inst);
+    pthread_mutex_unlock(&write_lock);
+}
+
 void report_begin(void)
 {
-    bool any = false;
+    bool any = expect_agents;
     for (int i = 0; i < g_shim.ninst; i++)
         any |= g_shim.inst[i].opts.report_file != NULL;
     if (!any)

@@ -14,6 +14,11 @@
  * ("JVM_SHUT_DOWN", "ProfilerExit(3)", ...). Idempotent: only the first call writes. */
 void report_begin(void);
 void report_checkpoint(const char *when);
+/* Libraries that ask for JVMPI themselves get reports (face/clients.c): report_begin starts
+ * the writer even when no legacy agent has report=; report_add_agent opens a late
+ * instance's file. */
+void report_expect_agents(void);
+void report_add_agent(struct instance *inst);
 void report_write_all(const char *how);
 
 /* Virtual threads (JDK 21+), counted for the report: in Agent_OnLoad, asks for the JVMTI

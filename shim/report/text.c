@@ -535,13 +535,28 @@ void write_text(struct w *w, const struct instance *inst, const char *how_ended,
     w_u(w, (uint64_t)s);
     w_s(w, "; ");
     w_plural(w, (uint64_t)g_shim.ninst, "agent", "agents");
-    w_s(w, " in this JVM)\noptions:  ");
-    if (inst->opts.agent_options != NULL) {
+    w_s(w, " in this JVM)\n");
+    if (inst->client) {
+        /* A library of the program that asked the JavaVM for JVMPI itself (face/clients.c). */
+        char ta[32];
+        stamp(ta, (time_t)inst->asked.wall);
+        w_s(w, "asked:    GetEnv(JVMPI_VERSION_*) from ");
+        w_s(w, inst->asked.how != NULL ? inst->asked.how : "its code");
+        w_s(w, " on thread \"");
+        w_s(w, inst->asked.thread);
+        w_s(w, "\" at ");
+        w_s(w, ta);
+        w_s(w, inst->asked.phase < PHASE_LIVE ? ", before JVM_INIT_DONE"
+                                              : ", after JVM_INIT_DONE");
+        w_s(w, " (a library of the program, not a legacy= agent: no JVM_OnLoad, no options; "
+               "it missed the events of what happened before it asked)\n");
+    } else if (inst->opts.agent_options != NULL) {
+        w_s(w, "options:  ");
         w_s(w, "\"");
         w_s(w, inst->opts.agent_options);
         w_s(w, "\"\n");
     } else {
-        w_s(w, "(none: JVM_OnLoad got NULL)\n");
+        w_s(w, "options:  (none: JVM_OnLoad got NULL)\n");
     }
     w_s(w, "JVM:      ");
     w_s(w, report_run.jvm_line);

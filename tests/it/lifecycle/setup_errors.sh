@@ -29,8 +29,6 @@ refused() {
 
 A=$AGENTS/liblifecycle.so
 
-refused "no options" 'legacy=' 'required|no options' "-agentpath:$SHIM"
-refused "empty options" 'legacy=' 'required|no options' "-agentpath:$SHIM="
 refused "unknown option" "bogus" 'unknown' "-agentpath:$SHIM=bogus=1,legacy=$A"
 refused "bad log level" "loud" 'level' "-agentpath:$SHIM=log=loud,legacy=$A"
 refused "empty legacy=" 'legacy=' 'no agent|empty|names no' "-agentpath:$SHIM=legacy="
