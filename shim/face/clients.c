@@ -205,12 +205,24 @@ static jint JNICALL hooked_GetEnv(JavaVM *vm, void **penv, jint version)
     if (inst == NULL) {
         const char *name = di.dli_fname != NULL ? di.dli_fname : "code outside any library";
         if (phase == PHASE_ONLOAD) {
-            /* Another agent's VMInit callback, run before the shim's: the shim's areas are
-             * not live yet (the JNI table, the thread registry). */
-            log_warn("%s asked for JVMPI before the shim started (from another agent's "
-                     "start-up, listed before -agentpath:libjvmpishim.so on the command "
-                     "line?): JNI_EVERSION; list the shim first", name);
-            return JNI_EVERSION;
+            /* The JVM is live but the shim's VMInit has not come: another agent listed
+             * before the shim on the command line (a -javaagent's premain) loads the
+             * library from its own VMInit. The shim starts now, on this thread, as its
+             * VMInit would have (the legacy agents' JVM_OnLoad, the replay, JVM_INIT_DONE);
+             * its VMInit then finds it started. Before the live phase no library runs. */
+            jvmtiPhase jp = JVMTI_PHASE_ONLOAD;
+            if (g_shim.jvmti == NULL ||
+                !jvmti_ok((*g_shim.jvmti)->GetPhase(g_shim.jvmti, &jp),
+                          "GetPhase for a library asking for JVMPI early") ||
+                jp != JVMTI_PHASE_LIVE) {
+                log_warn("%s asked for JVMPI before the JVM was live: JNI_EVERSION", name);
+                return JNI_EVERSION;
+            }
+            log_info("%s asks for JVMPI before the shim's VMInit: the shim starts now", name);
+            lifecycle_vm_init(jni);
+            phase = atomic_load(&g_shim.phase);
+            /* Started by this call, or already under way on the thread running the shim's
+             * VMInit (a library asking from there asks in PHASE_STARTING, not here). */
         }
         if (phase >= PHASE_SHUTTING) {
             log_info("%s asked for JVMPI after JVM_SHUT_DOWN: JNI_EVERSION", name);

@@ -76,7 +76,7 @@ bool lifecycle_call_allowed(const char *fn);
 /* Start the agents (VMInit, or the attaching thread): JVM_OnLoad of each, the replay,
  * JVM_INIT_DONE. False if an agent failed to start (nothing was posted then). */
 bool lifecycle_start(JNIEnv *jni);
-void lifecycle_vm_init(JNIEnv *jni);    /* lifecycle_start, or refuse the VM's start */
+void lifecycle_vm_init(JNIEnv *jni);    /* lifecycle_start (once), or refuse the VM's start */
 void lifecycle_vm_death(JNIEnv *jni);   /* JVM_SHUT_DOWN */
 void lifecycle_data_dump(void);         /* DATA_DUMP_REQUEST and DATA_RESET_REQUEST */
 /* After a failed attach: the shim stays inactive; and what cannot be had late. */

@@ -169,8 +169,14 @@ bool lifecycle_start(JNIEnv *jni)
     return true;
 }
 
+/* The shim starts once: at its VMInit, or earlier, when a library asks the JavaVM for JVMPI
+ * from another agent's VMInit that the JVM runs first (face/clients.c). */
+static _Atomic int vm_init_started;
+
 void lifecycle_vm_init(JNIEnv *jni)
 {
+    if (atomic_exchange(&vm_init_started, 1))
+        return;
     if (!lifecycle_start(jni))
         refuse_start(jni);
 }
