@@ -1,7 +1,8 @@
 /* attachask.c — a JNI library, written as in 2002, that asks for JVMPI on a thread it
  * started and attached itself: AttachThreads.start() records the calling (main) thread's
  * JNIEnv and starts a pthread, which finds the JavaVM with JNI_GetCreatedJavaVMs, attaches as
- * "attach-asker", calls GetEnv(JVMPI_VERSION_1_2) and then, from that thread: a raw monitor,
+ * "attach-asker", calls GetEnv(JVMPI_VERSION_1_2) (and checks that JNI GetJavaVM gives the same
+ * JavaVM afterwards) and then, from that thread: a raw monitor,
  * its own thread-local storage, GetCurrentThreadCpuTime, RequestEvent(THREAD_START) of its own
  * Thread (GetThreadObject), and SuspendThread / GetThreadStatus / GetCallTrace /
  * GetMethodClass / RequestEvent(CLASS_LOAD) / ResumeThread of the main thread, which spins in
@@ -72,7 +73,9 @@ static void *asker(void *arg)
         return NULL;
     }
     jvmpi->NotifyEvent = notify_event;
-    say("attached version=0x%x", (unsigned)jvmpi->version);
+    JavaVM *vm2 = NULL;
+    (*env)->GetJavaVM(env, &vm2);
+    say("attached version=0x%x same_vm=%d", (unsigned)jvmpi->version, vm2 == vm);
     JVMPI_RawMonitor m = jvmpi->RawMonitorCreate("attachask_lock");
     jvmpi->RawMonitorEnter(m);
     static int mine;

@@ -29,7 +29,8 @@
  *      layout_lock (dumps/layout.c: class layouts kept between dumps), key_lock (classes/:
  *      class loaders' private tags), guard_lock (state.c: held threads wait on it),
  *      names_lock (events/record.c: per recording, the ids named and the class table of
- *      dump summaries):
+ *      dump summaries), client_lock (face/clients.c: a slot given to a library that asks
+ *      the JavaVM for JVMPI):
  *      leaves guarding one table each
  *   6. tag_lock              ids.c: held across GetTag+SetTag only, to make tagging
  *                            atomic; the tag map neither waits for Java threads nor calls

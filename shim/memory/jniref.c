@@ -103,7 +103,9 @@ jint jniref_get_java_vm(JNIEnv *env, JavaVM **vm, void *caller)
 {
     jint rc = vm_fns(env)->GetJavaVM(env, vm);
     struct instance *inst = shim_instance_at(caller);
-    if (rc == JNI_OK && vm != NULL && inst != NULL)
+    /* A library that asked for JVMPI itself (face/clients.c) keeps the JVM's JavaVM, the
+     * one its JNI_OnLoad was given: its GetEnv answers JVMPI already. */
+    if (rc == JNI_OK && vm != NULL && inst != NULL && !inst->client)
         *vm = (JavaVM *)&inst->vm;
     return rc;
 }
