@@ -3,7 +3,8 @@
 # GetJavaVM + GetEnv(JVMPI_VERSION_1_1) in an init() native, a static JVMPI_Interface pointer)
 # and four Java threads call DisableGC/EnableGC around each frame's allocation while the main
 # thread forces collections (tests/java/GcApp.java).
-# Runs: -agentpath with no legacy=; beside a legacy= agent.
+# Runs: -agentpath with no legacy=; beside a legacy= agent with report= (the library's report
+# goes to PATH.1, and counts its DisableGC calls).
 # Checked: every frame ran (the library's count = the workload's); the library got GC_START and
 # GC_FINISH in pairs, at least one, and never a GC_START while a thread had GC disabled; no
 # JVMPI warning from the JVM, no shim warning.
@@ -28,6 +29,10 @@ check_run() { # LABEL
 LIB="-Djava.library.path=$AGENTS"
 run_java "-agentpath:$SHIM" $LIB -cp "$CLASSES" GcApp
 check_run "no legacy="
-run_java "$(shim_arg lifecycle)" $LIB -cp "$CLASSES" GcApp
+run_java "$(shim_arg lifecycle "" "report=$WORK/r.txt")" $LIB -cp "$CLASSES" GcApp
 check_run "beside a legacy= agent"
+frames=$(sed -n 's/^GcApp: frames=\([0-9]*\) .*/\1/p' "$o")
+expect_grep "$WORK/r.txt" '^agent: +.*/liblifecycle\.so \(agent 0; 2 agents' "beside a legacy= agent: the agent's report at PATH"
+expect_grep "$WORK/r.txt.1" '^asked: +GetEnv\(JVMPI_VERSION_\*\) from a native method on thread "main" ' "beside a legacy= agent: the library's report at PATH.1 says how it asked"
+expect_grep "$WORK/r.txt.1" "^  DisableGC +$frames " "beside a legacy= agent: the library's report counts its $frames DisableGC calls"
 finish
