@@ -202,7 +202,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
          * for JVMPI themselves (face/clients.c); its options are theirs. */
         clients_set_options(&opts);
         if (opts.report_file != NULL)
-            report_expect_agents();
+            report_expect_agents(opts.report_file);
         if (first) {
             methods_choice = opts.methods;
             vthreads_choice = opts.vthreads;

@@ -144,6 +144,8 @@ void report_checkpoint(const char *when)
     pthread_mutex_unlock(&write_lock);
 }
 
+static void write_nobody(const char *how);
+
 void report_write_all(const char *how)
 {
     pthread_mutex_lock(&write_lock);
@@ -173,6 +175,7 @@ void report_write_all(const char *how)
         open_report(inst);
         write_one(inst, how, true);
     }
+    write_nobody(how);
     pthread_mutex_unlock(&write_lock);
 }
 
@@ -442,10 +445,40 @@ static void install(int sig, void (*h)(int, siginfo_t *, void *))
 }
 
 static bool expect_agents; /* agents may come late, with reports (face/clients.c) */
+static char *expect_path;  /* the first late agent's report: said to be empty if none came */
 
-void report_expect_agents(void)
+void report_expect_agents(const char *path)
 {
     expect_agents = true;
+    if (expect_path == NULL && path != NULL)
+        expect_path = strdup(path);
+}
+
+/* report= given for the libraries that ask for JVMPI, and none asked: the file says so,
+ * rather than being missing. Called with write_lock held. */
+static void write_nobody(const char *how)
+{
+    if (expect_path == NULL)
+        return;
+    for (int i = 0; i < g_shim.ninst; i++)
+        if (g_shim.inst[i].client)
+            return;
+    int fd = open(expect_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_error("report=%s: cannot write the migration report: %s", expect_path, strerror(errno));
+        return;
+    }
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "jvmpishim migration report\n"
+                     "agent:    none: no library of the program asked the JavaVM for JVMPI "
+                     "(GetEnv(JVMPI_VERSION_1)) in this run\n"
+                     "JVM:      %s\n\nend of report (the run ended by %s)\n",
+                     report_run.jvm_line, how);
+    if (n > 0 && write(fd, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1) < 0)
+        log_error("report=%s: writing the migration report failed: %s", expect_path,
+                  strerror(errno));
+    close(fd);
 }
 
 /* The crash attribution's range of a library that asked for JVMPI itself. */

@@ -16,8 +16,8 @@ void report_begin(void);
 void report_checkpoint(const char *when);
 /* Libraries that ask for JVMPI themselves get reports (face/clients.c): report_begin starts
  * the writer even when no legacy agent has report=; report_add_agent opens a late
- * instance's file. */
-void report_expect_agents(void);
+ * instance's file; if none comes, the file at path says so at the end. */
+void report_expect_agents(const char *path);
 void report_add_agent(struct instance *inst);
 void report_write_all(const char *how);
 

@@ -9,6 +9,7 @@
 #           VMInit the JVM runs before the shim's: the shim starts there, on that thread
 #           (the legacy agent's JVM_OnLoad, JVM_INIT_DONE), and its own VMInit finds it
 #           started; the library gets its interface after JVM_INIT_DONE
+#   nobody  report= and no library asks: the report file says so
 # Checked: the library's GetEnv answered; JVM_INIT_DONE once to each agent that enabled it;
 # the program ran; no JVMPI warning from the JVM, no shim error or warning.
 source "$ROOT/tests/it/lib.sh"
@@ -30,6 +31,14 @@ expect_grep "$WORK/err" 'libearlyask\.so asked for JVMPI from JNI_OnLoad on thre
 expect_count "$o" '^earlyask: JVM_INIT_DONE ' 1 "helper: the library got JVM_INIT_DONE once"
 expect_grep "$o" '^earlyask: JVM_INIT_DONE threads_before=[1-9][0-9]* main_before=1$' "helper: the replay told it the threads, main among them, before JVM_INIT_DONE"
 expect_count "$o" '^withhelper: JVM_INIT_DONE$' 1 "helper: the legacy agent got JVM_INIT_DONE once"
+
+# No library asks: report= given for them says so, and nothing else is printed.
+run_java "-agentpath:$SHIM=report=$WORK/none.txt" -cp "$CLASSES" Hello
+expect_rc 0
+expect_grep "$o" '^hello$' "nobody: the program ran"
+expect_nogrep "$WORK/err" 'jvmpishim' "nobody: the shim printed nothing"
+expect_grep "$WORK/none.txt" '^agent: +none: no library of the program asked the JavaVM for JVMPI' "nobody: the report says no library asked"
+expect_grep "$WORK/none.txt" '^end of report' "nobody: the report is final"
 
 JAR=$(dirname "$JAVA")/jar
 [ -x "$JAR" ] || skip "no jar tool beside $JAVA"
