@@ -119,8 +119,10 @@ static struct instance *client_for(JNIEnv *jni, const void *base, const Dl_info 
     char thread[64];
     thread_name(jni, thread, sizeof thread); /* JVMTI, outside the lock */
     pthread_mutex_lock(&client_lock);
+    /* Code dladdr cannot place (base NULL) is one client of its own, never an agent whose
+     * load address was not learned. */
     for (int i = 0; i < g_shim.ninst; i++)
-        if (g_shim.inst[i].lib_base == base) {
+        if (g_shim.inst[i].lib_base == base && (base != NULL || g_shim.inst[i].client)) {
             pthread_mutex_unlock(&client_lock);
             return &g_shim.inst[i];
         }
