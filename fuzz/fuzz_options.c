@@ -6,7 +6,8 @@
  * aborts on any violation, so a wrong answer counts as a finding, not only a crash:
  *   - a failure returns -1 with a non-empty, NUL-terminated message and leaves nothing set;
  *     the same text fails the same way with an error buffer of 1..8 bytes (truncation);
- *   - a success has legacy= or help; legacy is non-empty and holds no ':'; the text ends
+ *   - a success without legacy= has no agent options (no legacy= is allowed: the shim then
+ *     serves the program's own libraries); legacy is non-empty and holds no ':'; the text ends
  *     with "legacy=" (or "legacy:") LEGACY [":" AGENT_OPTIONS] (legacy= takes the rest,
  *     verbatim, or with %3D and %25 decoded in a text without '='); a
  *     logfile or report file is non-empty and holds no ','; the level is one of the five;
@@ -47,7 +48,7 @@ static void check_empty(const struct shim_options *o, const char *text)
 }
 
 /* Write o back as "[help,][log=L,][logfile=P,][checkdumps,][report=R,][record=F,][methods=M,]
- * legacy=A[:O]" (or without the legacy item when only help was given). */
+ * legacy=A[:O]" (or without the legacy item when none was given). */
 static char *canonical(const struct shim_options *o)
 {
     static const char *const names[] = {"quiet", "error", "warn", "info", "debug"};
@@ -78,7 +79,7 @@ static char *canonical(const struct shim_options *o)
         ADD("legacy=%s%s%s", o->legacy, o->agent_options ? ":" : "",
             o->agent_options ? o->agent_options : "");
     else if (n > 0)
-        s[--n] = '\0'; /* help and no legacy=: drop the trailing comma */
+        s[--n] = '\0'; /* no legacy=: drop the trailing comma */
 #undef ADD
     REQUIRE(n < cap, "canonical form overflow");
     return s;
@@ -86,7 +87,6 @@ static char *canonical(const struct shim_options *o)
 
 static void check_ok(const struct shim_options *o, const char *text)
 {
-    REQUIRE(o->legacy != NULL || o->help, "accepted '%s' with neither legacy= nor help", text);
     REQUIRE(o->log_level >= LOG_QUIET && o->log_level <= LOG_DEBUG, "level %d", o->log_level);
     REQUIRE(o->log_level_set || o->log_level == LOG_WARN, "level %d without log=", o->log_level);
     REQUIRE(o->methods == METHODS_DEFAULT || o->methods == METHODS_BCI || o->methods == METHODS_JVMTI,
@@ -157,7 +157,10 @@ static void parse_one(const char *text)
         REQUIRE(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0', "bad error message");
         check_empty(&o, text);
     } else {
-        REQUIRE(text != NULL, "NULL text accepted");
+        /* No text (-agentpath with no '='): accepted, no agent, as "" is. */
+        if (text == NULL)
+            REQUIRE(o.legacy == NULL && !o.help && o.report_file == NULL, "NULL text set options");
+        text = text != NULL ? text : "";
         check_ok(&o, text);
         char *again_text = canonical(&o);
         struct shim_options again;
