@@ -1,5 +1,6 @@
 /* attachask.c — a JNI library, written as in 2002, that asks for JVMPI on a thread it
- * started and attached itself: AttachThreads.start() records the calling (main) thread's
+ * started and attached itself (asking once before it attaches, which must fail with
+ * JNI_EDETACHED): AttachThreads.start() records the calling (main) thread's
  * JNIEnv and starts a pthread, which finds the JavaVM with JNI_GetCreatedJavaVMs, attaches as
  * "attach-asker", calls GetEnv(JVMPI_VERSION_1_2) (and checks that JNI GetJavaVM gives the same
  * JavaVM afterwards) and then, from that thread: a raw monitor,
@@ -59,6 +60,10 @@ static void *asker(void *arg)
         done = 1;
         return NULL;
     }
+    /* Not attached yet: HotSpot answered JNI_EDETACHED, JVMPI or not. */
+    void *none = &n;
+    jint rc0 = (*vm)->GetEnv(vm, &none, JVMPI_VERSION_1);
+    say("detached rc=%d null=%d", (int)rc0, none == NULL);
     if ((*vm)->AttachCurrentThread(vm, (void **)&env, &aa) != JNI_OK) {
         FAIL("AttachCurrentThread");
         done = 1;

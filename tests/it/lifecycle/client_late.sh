@@ -39,6 +39,7 @@ check_late() { # LABEL
 }
 check_attached() { # LABEL
   local l=$1
+  expect_grep "$o" '^attachask: detached rc=-2 null=1$' "$l: GetEnv(JVMPI_VERSION_1) on a thread not attached yet: JNI_EDETACHED, as on HotSpot"
   expect_grep "$o" '^attachask: attached version=0x10000003 same_vm=1$' "$l: GetEnv(JVMPI_VERSION_1_2) on a thread the library attached itself; GetJavaVM then gives the same JavaVM"
   expect_grep "$o" '^attachask: main trace status=[0-9]+ frames=[1-9][0-9]* classes=(.*,)?LateApp,LateApp cpu=yes thread_start_self=1$' \
     "$l: main's trace, taken suspended, ends in LateApp.spin and LateApp.main; CPU time and its own THREAD_START"
