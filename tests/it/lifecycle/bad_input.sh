@@ -217,6 +217,7 @@ setup_case "empty logfile=" "logfile= needs a path" "-agentpath:$SHIM=logfile=,l
 setup_case "log without a level" "bad log level in 'log'" "-agentpath:$SHIM=log,legacy=$A"
 setup_case "stray comma" "empty option in 'log=info,,legacy=.*' \\(stray ','\\)" "-agentpath:$SHIM=log=info,,legacy=$A"
 setup_case "leading comma" "empty option in ',legacy=.*' \\(stray ','\\)" "-agentpath:$SHIM=,legacy=$A"
+setup_case "no legacy= and a bad option" "unknown option 'bogus' in 'report=/tmp/r,bogus'" "-agentpath:$SHIM=report=/tmp/r,bogus"
 setup_case "a fifth agent" "legacy=.*liblifecycle\.so: at most 4 legacy agents" \
   "-agentpath:$SHIM=legacy=$A" "-agentpath:$SHIM=legacy=$A" "-agentpath:$SHIM=legacy=$A" \
   "-agentpath:$SHIM=legacy=$A" "-agentpath:$SHIM=legacy=$A"
