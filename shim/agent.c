@@ -185,7 +185,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     char err[1024];
     if (options_parse(options, &opts, err, sizeof err) != 0) {
         fprintf(stderr, "jvmpishim: error: %s\n", err);
-        fprintf(stderr, "jvmpishim: usage: -agentpath:libjvmpishim.so=[OPTION,...]legacy=AGENT[:AGENT_OPTIONS] (=help for all)\n");
+        fprintf(stderr, "jvmpishim: usage: -agentpath:libjvmpishim.so[=[OPTION,...][legacy=AGENT[:AGENT_OPTIONS]]] (=help for all)\n");
         return JNI_ERR;
     }
     if (opts.help) {
