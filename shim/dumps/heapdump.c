@@ -106,20 +106,27 @@ static bool single_by_jni(struct walk *w, jobject obj)
     return true;
 }
 
-/* OBJECT_DUMP of the mirror of a class not yet linked: the walk would give no record. */
-static bool single_mirror_by_jni(struct walk *w, jobject obj)
-{
-    struct hclass *self = hclass_find(w, w->single_tag);
-    if (self == NULL || self->kind != HC_INSTANCE || self->linked)
-        return false;
-    mirror_by_jni(w, obj, w->single_tag);
-    return true;
-}
-
 static bool single_is_class(struct walk *w, jobject single)
 {
     jlong cid = class_id_of(w->jni, single);
     return cid != 0 && cid == w->class_class_id;
+}
+
+/* OBJECT_DUMP of a Class object the walk would give no record, or must not be given: the
+ * mirror of a class not yet linked, and a Class object that is no class (a failed
+ * definition's: build_classes made no layout for it), both instances of java.lang.Class read
+ * with JNI; an array class's mirror, which has no record (true, nothing written). */
+static bool single_mirror_by_jni(struct walk *w, jobject obj)
+{
+    struct hclass *self = hclass_find(w, w->single_tag);
+    if (self == NULL && !single_is_class(w, obj))
+        return false;
+    if (self != NULL && (self->kind == HC_OBJ_ARRAY || self->kind == HC_PRIM_ARRAY))
+        return true;
+    if (self != NULL && (self->kind != HC_INSTANCE || self->linked))
+        return false;
+    mirror_by_jni(w, obj, w->single_tag);
+    return true;
 }
 
 static bool single_is_prim_mirror(const struct walk *w)
@@ -271,9 +278,11 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
     } else if (single != NULL && w.records == 0) {
-        report_misuse(inst, LOG_WARN,
+        /* A heap analyzer asks about every id of a dump: one warning, the others at info. */
+        static atomic_bool warned;
+        report_misuse(inst, atomic_exchange(&warned, true) ? LOG_INFO : LOG_WARN,
                       "RequestEvent(OBJECT_DUMP): the object has no dump record (an "
-                      "array class): JVMPI_FAIL");
+                      "array class's mirror): JVMPI_FAIL");
     } else {
         if (g_shim.check_dumps)
             check_dump(&w, out.p, out.len, single ? 2 : level, what);
