@@ -226,6 +226,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     double tc = now_s();
     bool ok;
     if (single == NULL) {
+        w.facts = memory_facts_begin();
         hold_world(jni, &w, &ts);
         if (level == JVMPI_DUMP_LEVEL_0) {
             ok = !w.failed && level0_records(&w);
@@ -274,7 +275,13 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     log_info("%s level %d: %zu bytes in a %zu-byte buffer, %zu records; class layouts %.0f ms, "
              "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
              (t1 - tc) * 1e3);
-    if (!ok || out.oom || w.objs.oom || w.thread_roots.oom || w.other_roots.oom) {
+    bool good = ok && !out.oom && !w.objs.oom && !w.thread_roots.oom && !w.other_roots.oom;
+    if (single == NULL && good)
+        memory_facts_publish(w.facts); /* before the event: its handler's requests use them */
+    else if (single == NULL)
+        memory_facts_abandon(w.facts);
+    w.facts = NULL;
+    if (!good) {
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
     } else if (single != NULL && w.records == 0) {
@@ -343,6 +350,15 @@ static jint objectdump_request(struct instance *inst, JNIEnv *jni, void *arg)
     const char *why = NULL;
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
+    /* An id the last dump listed names the object the dump saw: of the class it saw. On
+     * JDK 17 a dump lists the fillers that make each thread's allocation buffer walkable
+     * (int[] or Object, no Java object); the thread's next objects fill that space again,
+     * and the filler's tag then names one of them: that filler is gone. */
+    jlong seen = o != NULL ? memory_facts_class(ids_tag(id)) : 0;
+    if (seen != 0 && seen != class_id_of(jni, o)) {
+        o = NULL;
+        why = ids_why_dead();
+    }
     if (o == NULL)
         ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL",
                 (void *)id, why);

@@ -16,6 +16,7 @@
 #include "core/api.h"
 #include "core/ids.h"
 #include "dumps/internal.h"
+#include "memory/memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,13 @@ static bool object_seen(struct walk *w, jlong class_tag, jlong size, jlong *tag_
         return false;
     }
     *id = tag_or_new(w, tag_ptr, class_tag, size);
+    if (w->facts != NULL) {
+        /* A request answered from the last dump's facts announced the object: its tag says
+         * so from now on (memory/facts.c, claims). */
+        if (!(*tag_ptr & TAG_ALLOCATED) && memory_facts_was_claimed(w->facts, *id))
+            *tag_ptr = ids_retag(*tag_ptr, size, TAG_ALLOCATED);
+        memory_facts_add(w->facts, *tag_ptr, class_tag & TAG_ID_MASK, size);
+    }
     return true;
 }
 
