@@ -9,7 +9,10 @@
  * said of each class, asked for with RequestEvent(CLASS_LOAD) when unknown). Option inside:
  * the handler itself asks about every id (phase "inside"); option after: the control thread
  * asks again once the handler returned (phase "after"); neither given: both. Then EnableGC
- * (option nodisable: no DisableGC/EnableGC at all). Finally it sets dumpask.done=ok.
+ * (option nodisable: no DisableGC/EnableGC at all). Finally it sets dumpask.done=ok. Option
+ * storm: no waiting for dumpask.ready, one second after JVM_INIT_DONE instead (a workload that
+ * knows nothing of the agent); option max=N: at most N ids per phase, spread over the dump;
+ * options noalloc, nodump: no OBJECT_ALLOC, no OBJECT_DUMP requests.
  *
  * For each id: OBJECT_ALLOC must come once, naming that id, with the is_array of the level-0
  * record's type; OBJECT_DUMP must come once, its record for that id and of the kind
@@ -52,7 +55,8 @@
 #define MARK 777
 
 static JVMPI_RawMonitor lock;
-static int opt_inside, opt_after, opt_nodisable;
+static int opt_inside, opt_after, opt_nodisable, opt_storm, opt_noalloc, opt_nodump;
+static long opt_max; /* ask about at most this many ids per phase, spread over the dump (0: all) */
 static char opt_levels[8] = "012", opt_prefix[64] = "DumpAsk";
 
 struct cls {
@@ -349,7 +353,7 @@ static void ask(jobjectID id, int l0type, const char *phase)
     t.ids++;
     want = id;
     got_alloc = 0;
-    jint rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
+    jint rc = opt_noalloc ? JVMPI_FAIL : jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
     if (rc != JVMPI_SUCCESS) {
         t.alloc_fail++;
         if (got_alloc)
@@ -371,6 +375,10 @@ static void ask(jobjectID id, int l0type, const char *phase)
 
     got_odump = 0;
     od_len = 0;
+    if (opt_nodump) {
+        want = NULL;
+        return;
+    }
     jint drc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, id);
     want = NULL;
     struct cls *c = alloc_ok && is_array == JVMPI_NORMAL_OBJECT ? class_of(cls) : NULL;
@@ -484,7 +492,8 @@ static void ask_all(int level, const char *phase)
             c->count = c->dumped = c->sum = 0;
             c->minsize = c->maxsize = 0;
         }
-    for (size_t i = 0; i < nids; i++)
+    size_t step = opt_max > 0 && nids > (size_t)opt_max ? nids / (size_t)opt_max : 1;
+    for (size_t i = 0; i < nids; i += step)
         ask(ids[i], types[i], phase);
     say("ask level=%d phase=%s ids=%ld alloc_ok=%ld alloc_fail=%ld dump_ok=%ld dump_fail=%ld "
         "class_objects=%ld class_dumps=%ld class_instances=%ld class_norecord=%ld",
@@ -548,13 +557,17 @@ static void control(void *arg)
     (void)arg;
     JNIEnv *jni = current_env();
     char *ready = NULL;
-    for (int i = 0; i < 60000 && (ready = get_property(jni, "dumpask.ready")) == NULL; i++)
-        usleep(10 * 1000);
-    if (ready == NULL) {
-        FAIL("dumpask.ready never set");
-        return;
+    if (opt_storm) {
+        usleep(1000 * 1000); /* the storm is under way */
+    } else {
+        for (int i = 0; i < 60000 && (ready = get_property(jni, "dumpask.ready")) == NULL; i++)
+            usleep(10 * 1000);
+        if (ready == NULL) {
+            FAIL("dumpask.ready never set");
+            return;
+        }
+        free(ready);
     }
-    free(ready);
     for (const char *l = opt_levels; *l; l++) {
         JVMPI_HeapDumpArg harg;
         harg.heap_dump_level = dump_level = *l - '0';
@@ -635,6 +648,12 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     if (!opt_inside && !opt_after)
         opt_inside = opt_after = 1;
     opt_nodisable = options && strstr(options, "nodisable") != NULL;
+    opt_storm = options && strstr(options, "storm") != NULL;
+    opt_noalloc = options && strstr(options, "noalloc") != NULL;
+    opt_nodump = options && strstr(options, "nodump") != NULL;
+    char mx[24] = "0";
+    opt_str(options, "max=", mx, sizeof mx);
+    opt_max = atol(mx);
     opt_str(options, "levels=", opt_levels, sizeof opt_levels);
     opt_str(options, "prefix=", opt_prefix, sizeof opt_prefix);
     lock = jvmpi->RawMonitorCreate("dump_ask");

@@ -281,9 +281,10 @@ void memory_facts_abandon(struct mem_facts *f)
 
 jlong memory_facts_class(jlong id)
 {
+    /* An object keeps its class: what the dump saw holds after a collection too. */
     struct mem_facts *f = facts_get();
     jlong cid = 0;
-    long k = f != NULL && memory_gc_count() == f->gc_at ? find(f, id) : -1;
+    long k = find(f, id);
     if (k >= 0)
         cid = f->classes[atomic_load_explicit(&f->meta[k], memory_order_relaxed) & META_CLASS];
     facts_put(f);

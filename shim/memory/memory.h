@@ -36,7 +36,7 @@ void memory_alloc_release_end(struct instance *inst, jobjectID id);
  * (its full tag, its class's id, its size), and publishes it before its event (or abandons
  * it if the dump failed); the set it replaces is freed then. memory_facts_was_claimed: the previous set says a request claimed
  * id (its tag must get TAG_ALLOCATED now). memory_facts_class: the class id the last dump
- * saw for id, 0 if it did not list it or a collection ran since. memory_gc_count counts
+ * saw for id (0 if it did not list it), which the object behind id must still have. memory_gc_count counts
  * collections from the first set on. */
 struct mem_facts;
 struct mem_facts *memory_facts_begin(void);
