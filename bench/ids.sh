@@ -115,7 +115,7 @@ for j in $JDKS; do
           awk -v h="$h" -v rec="$(f records)" -v d="$(f dump_ms)" -v fu="$(f first_us)" -v r="$(f rest_us)" -v a="$(f asks_ms)" -v bpo="$bpo" -v fl="$(f failed)" 'BEGIN {
             if (rec == "" || d == "") { printf "%-9s (no result)\n", h; exit }
             n = rec < 500 ? rec : 500
-            printf "%-9s %9d %9.0f %10.2f %9.2f %12.2f %10.2f %9s%s\n", h, rec, d, fu / 1000, r, a * 1000 / n, (d + a) / d, bpo, fl > 0 ? "  FAILED " fl : "" }'
+            printf "%-9s %9d %9.0f %10.2f %9.2f %12.2f %10.2f %9s%s\n", h, rec, d, fu / 1000, r, a * 1000 / n, (d + a) / d, bpo, (fl > 0 ? "  FAILED " fl : "") }'
           printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$k" "$h" "$l" "$bpo" >>"$OUT/results.tsv"
         done
       done ;;

@@ -550,11 +550,6 @@ static const char *const IDS_WHY_NULL = "NULL id";
 static const char *const IDS_WHY_GARBAGE = "not an id the shim issued";
 static const char *const IDS_WHY_DEAD = "its object is no longer alive";
 
-const char *ids_why_dead(void)
-{
-    return IDS_WHY_DEAD;
-}
-
 jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
 {
     *why = NULL;

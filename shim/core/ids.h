@@ -97,7 +97,6 @@ static inline void ids_hand(jobjectID id, jobject obj)
 enum { IDS_BAD_NULL, IDS_BAD_GARBAGE, IDS_BAD_DEAD, IDS_BAD_KIND, IDS_BAD_OTHER, IDS_BAD_KINDS };
 struct instance;
 int ids_bad_kind(const char *why);          /* the kind of a why from ids_resolve */
-const char *ids_why_dead(void);             /* the why of a dead id */
 int ids_bad_level(struct instance *inst, int kind);
 void ids_bad_summary(void);
 /* Every id issued so far lies in [ids_first(), ids_next()), a multiple of 8. */

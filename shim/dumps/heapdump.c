@@ -350,15 +350,6 @@ static jint objectdump_request(struct instance *inst, JNIEnv *jni, void *arg)
     const char *why = NULL;
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
-    /* An id the last dump listed names the object the dump saw: of the class it saw. On
-     * JDK 17 a dump lists the fillers that make each thread's allocation buffer walkable
-     * (int[] or Object, no Java object); the thread's next objects fill that space again,
-     * and the filler's tag then names one of them: that filler is gone. */
-    jlong seen = o != NULL ? memory_facts_class(ids_tag(id)) : 0;
-    if (seen != 0 && seen != class_id_of(jni, o)) {
-        o = NULL;
-        why = ids_why_dead();
-    }
     if (o == NULL)
         ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_DUMP, %p): %s: JVMPI_FAIL",
                 (void *)id, why);

@@ -433,20 +433,6 @@ static jint request_object_alloc(struct instance *inst, JNIEnv *jni, void *arg)
     (*jni)->PushLocalFrame(jni, 8);
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;
-    /* The object the last dump listed under id is of the class it saw (a filler it listed
-     * is gone once another object takes its place: dumps/heapdump.c, objectdump_request). */
-    jlong seen = o != NULL ? memory_facts_class(ids_tag(id)) : 0;
-    if (seen != 0) {
-        jclass oc = (*jni)->GetObjectClass(jni, o);
-        jlong ct = 0;
-        jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, oc, &ct),
-                     "GetTag of a requested object's class: untagged, it is not the one seen");
-        if ((ct & TAG_ID_MASK) != seen) {
-            o = NULL;
-            why = ids_why_dead();
-        }
-        (*jni)->DeleteLocalRef(jni, oc);
-    }
     if (o == NULL) {
         ids_bad(inst, ids_bad_kind(why), "RequestEvent(OBJECT_ALLOC, %p): %s: JVMPI_FAIL",
                 (void *)id, why);

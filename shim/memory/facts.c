@@ -279,18 +279,6 @@ void memory_facts_abandon(struct mem_facts *f)
     facts_put(f);
 }
 
-jlong memory_facts_class(jlong id)
-{
-    /* An object keeps its class: what the dump saw holds after a collection too. */
-    struct mem_facts *f = facts_get();
-    jlong cid = 0;
-    long k = find(f, id);
-    if (k >= 0)
-        cid = f->classes[atomic_load_explicit(&f->meta[k], memory_order_relaxed) & META_CLASS];
-    facts_put(f);
-    return cid;
-}
-
 bool mem_facts_claim(jlong id, jlong *class_id, jlong *size, bool *claimed_now)
 {
     bool found = false;

@@ -34,17 +34,15 @@ void memory_alloc_release_end(struct instance *inst, jobjectID id);
  * OBJECT_ALLOC for one of its ids needs neither the object nor a heap pass (facts.c). A dump
  * begins a set before it reads the heap (NULL: none can be kept), adds each object it lists
  * (its full tag, its class's id, its size), and publishes it before its event (or abandons
- * it if the dump failed); the set it replaces is freed then. memory_facts_was_claimed: the previous set says a request claimed
- * id (its tag must get TAG_ALLOCATED now). memory_facts_class: the class id the last dump
- * saw for id (0 if it did not list it), which the object behind id must still have. memory_gc_count counts
- * collections from the first set on. */
+ * it if the dump failed); the set it replaces is freed then. memory_facts_was_claimed:
+ * the previous set says a request claimed id (its tag must get TAG_ALLOCATED now).
+ * memory_gc_count counts collections from the first set on. */
 struct mem_facts;
 struct mem_facts *memory_facts_begin(void);
 void memory_facts_add(struct mem_facts *f, jlong tag, jlong class_id, jlong size);
 bool memory_facts_was_claimed(const struct mem_facts *next, jlong id);
 void memory_facts_publish(struct mem_facts *f);
 void memory_facts_abandon(struct mem_facts *f); /* a dump that failed */
-jlong memory_facts_class(jlong id);
 uint64_t memory_gc_count(void);
 void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
