@@ -1,7 +1,8 @@
 #!/bin/bash
 # ids.sh — what resolving object ids costs (docs/performance.md, "Object ids").
 #
-#   bench/ids.sh [ensure] [dumpask] [badids] [fresh]      default: all four
+#   bench/ids.sh [ensure] [dumpask] [dumpobj] [inside] [dumpall] [badids] [fresh]
+#                                                         default: all of them
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_IDS_HEAPS (live objects,
 # default "100000 1000000 4000000"), BENCH_IDS_ROUNDS (ensure rounds, default 3),
@@ -15,7 +16,16 @@
 #          without the requests ("norequest"), and no agent. Goal: ensure / norequest <= 1.3,
 #          flat as HEAP grows. Time: the workload's own elapsed_ms around the threads; the
 #          tracer also times its requests (us/request: inside RequestEvent, event included).
-# dumpask  IdsWork dumpask HEAP 0 0 0: HEAP live objects; the tracer takes a level-0 HEAP_DUMP,
+# dumpask  IdsWork dumpask HEAP 0 0 0: HEAP live objects; the tracer (option dumpbench) takes
+#          a level-0 HEAP_DUMP under DisableGC, then RequestEvent(OBJECT_ALLOC) for 500 of its
+#          ids spread over it, timing the dump and each request. Goal: <= 100 us a request,
+#          everything it costs counted (the first request's share included), flat from 100 k
+#          to 4 M. Also the memory the dump's kept facts take per object it listed (log=info).
+# dumpobj  The same with RequestEvent(OBJECT_DUMP): the first request pays the one id-index
+#          pass. Goals: dump + 500 requests <= 2x the dump; each request after the first
+#          <= 100 us.
+# inside   Both, asked from inside the HEAP_DUMP handler, for the dump being delivered.
+# dumpall  IdsWork dumpask HEAP 0 0 0: HEAP live objects; the tracer takes a level-0 HEAP_DUMP,
 #          then RequestEvent(OBJECT_ALLOC) for every id in it, then OBJECT_DUMP for
 #          BENCH_IDS_OBJDUMPS of them; it times each part. Goal: the whole <= 3x the dump,
 #          OBJECT_DUMP for 100 k objects included; per-request cost flat as HEAP grows.
@@ -33,7 +43,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-ensure dumpask badids fresh}
+SCEN=${*:-ensure dumpask dumpobj inside dumpall badids fresh}
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 HEAPS=${BENCH_IDS_HEAPS:-100000 1000000 4000000}
 ROUNDS=${BENCH_IDS_ROUNDS:-3}
@@ -89,11 +99,31 @@ for j in $JDKS; do
         done
         printf '%-9s %10s %10s %10s %8s %8s %12s\n' "$h" "$(echo "$no" | med)" "$(echo "$nr" | med)" "$(echo "$e" | med)" "$(echo "$rs" | med)" "$(echo "$req" | med)" "$(echo "$us" | med)"
       done ;;
-    dumpask)
-      echo; echo "== JDK $v dumpask: level-0 dump, OBJECT_ALLOC for every id, OBJECT_DUMP for $OBJDUMPS"
+    dumpask|dumpobj|inside)
+      kinds=alloc; [ "$s" = dumpobj ] && kinds=obj; [ "$s" = inside ] && kinds="alloc obj"
+      for k in $kinds; do
+        ins=""; [ "$s" = inside ] && ins=",inside"
+        echo; echo "== JDK $v $s: DisableGC, level-0 dump, then RequestEvent($([ $k = obj ] && echo OBJECT_DUMP || echo OBJECT_ALLOC)) for 500 ids spread over it$([ -n "$ins" ] && echo ', from the HEAP_DUMP handler')"
+        printf '%-9s %9s %9s %10s %9s %12s %10s %9s\n' heap records dump_ms first_ms rest_us us/request "(d+r)/d" "B/object"
+        for h in $HEAPS; do
+          n=jdk$v-$s-$k-$h
+          run "$n" "$J" "-agentpath:$SHIM=log=info,legacy=$AG:dumpbench,kind=$k$ins" -cp "$CP" IdsWork dumpask "$h" 0 0 0
+          l=$(grep '^ids: dumpbench ' "$OUT/raw/$n.out")
+          f() { echo "$l" | sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+          kept=$(grep -a 'kept the class and size of' "$OUT/raw/$n.err" | tail -n 1)
+          bpo=$(echo "$kept" | awk '{ for (i = 1; i < NF; i++) { if ($i == "of" && $(i+2) == "objects") n = $(i+1); if ($(i+1) ~ /^bytes/) b = $i } } END { if (n > 0) printf "%.1f", b / n; else print "-" }')
+          awk -v h="$h" -v rec="$(f records)" -v d="$(f dump_ms)" -v fu="$(f first_us)" -v r="$(f rest_us)" -v a="$(f asks_ms)" -v bpo="$bpo" -v fl="$(f failed)" 'BEGIN {
+            if (rec == "" || d == "") { printf "%-9s (no result)\n", h; exit }
+            n = rec < 500 ? rec : 500
+            printf "%-9s %9d %9.0f %10.2f %9.2f %12.2f %10.2f %9s%s\n", h, rec, d, fu / 1000, r, a * 1000 / n, (d + a) / d, bpo, (fl > 0 ? "  FAILED " fl : "") }'
+          printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$k" "$h" "$l" "$bpo" >>"$OUT/results.tsv"
+        done
+      done ;;
+    dumpall)
+      echo; echo "== JDK $v dumpall: level-0 dump, OBJECT_ALLOC for every id, OBJECT_DUMP for $OBJDUMPS"
       printf '%-9s %9s %9s %9s %10s %11s %9s %13s\n' heap records dump_ms alloc_ms us/request objdump_ms ms/objdump "(d+a)/d"
       for h in $HEAPS; do
-        n=jdk$v-dumpask-$h
+        n=jdk$v-dumpall-$h
         run "$n" "$J" "-agentpath:$SHIM=log=info,legacy=$AG:dumpask,objdumps=$OBJDUMPS" -cp "$CP" IdsWork dumpask "$h" 0 0 0
         l=$(grep '^ids: dumpask times' "$OUT/raw/$n.out")
         rec=$(echo "$l" | sed -n 's/.*records=\([0-9]*\).*/\1/p'); d=$(echo "$l" | sed -n 's/.* dump_ms=\([0-9.]*\).*/\1/p')
@@ -103,7 +133,7 @@ for j in $JDKS; do
         awk -v h="$h" -v rec="$rec" -v d="$d" -v a="$a" -v od="$od" -v nod="$nod" 'BEGIN {
           if (rec == "" || d == "") { printf "%-9s (no result)\n", h; exit }
           printf "%-9s %9d %9.0f %9.0f %10.2f %11.0f %9.2f %13.2f\n", h, rec, d, a, a * 1000 / rec, od, nod ? od / nod : 0, (d + a) / d }'
-        printf '%s\tdumpask\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$h" "$rec" "$d" "$a" "$nod" "$od" >>"$OUT/results.tsv"
+        printf '%s\tdumpall\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$h" "$rec" "$d" "$a" "$nod" "$od" >>"$OUT/results.tsv"
       done ;;
     badids)
       echo; echo "== JDK $v badids: 1 M calls with garbage, freed and wrong-kind ids"

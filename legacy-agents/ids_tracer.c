@@ -31,6 +31,15 @@
  * also prints "ids: dumpask times dump_ms=<level-0 dump> alloc_ms=<all OBJECT_ALLOC requests>
  * objdump_ms=<all OBJECT_DUMP requests>" (the benchmark reads it; the test does not).
  *
+ * Option "dumpbench" — what a heap analyzer's requests cost (bench/ids.sh dumpask, dumpobj,
+ * inside): the control thread takes a level-0 HEAP_DUMP under DisableGC and asks about
+ * asks=N (default 500) of its ids, spread evenly over it: RequestEvent(OBJECT_ALLOC) with
+ * kind=alloc (default), RequestEvent(OBJECT_DUMP) with kind=obj; option inside asks from
+ * the HEAP_DUMP handler itself, else after it. Each answer must name the id asked for.
+ *     ids: dumpbench kind=K inside=0|1 records=<n> dump_ms=<the dump, the handler's asking
+ *          excluded> first_us=<the first request> rest_us=<mean of the others>
+ *          asks_ms=<all requests> failed=<n>
+ *
  * Option "badids" — an agent passing bad ids by the thousand: the control thread waits for
  * jvmpishim.ids.ready (the workload holds NA As and NB Bs), takes a level-0 dump and asks
  * OBJECT_ALLOC for every id in it, keeping the ids of the As and Bs; sets jvmpishim.ids.drop,
@@ -73,6 +82,13 @@
 static JVMPI_RawMonitor lock;
 static int opt_ensure, opt_dumpask, opt_norequest, opt_badids, opt_fresh;
 static long opt_objdumps = 50000;
+/* dumpbench mode */
+static int opt_dumpbench, opt_inside, opt_kind_obj;
+static long opt_asks = 500;
+static double bench_t_handler, bench_first_us, bench_asks_ms;
+static long bench_failed;
+static void *bench_want;
+static int bench_got;
 
 /* ---- an id -> record hash (open addressing, never shrinks) ---------------------------- */
 
@@ -164,6 +180,11 @@ static void on_alloc(JVMPI_Event *ev)
 {
     if (!(ev->event_type & JVMPI_REQUESTED_EVENT))
         return;
+    if (opt_dumpbench) {
+        if (ev->u.obj_alloc.obj_id == bench_want && ev->u.obj_alloc.size > 0)
+            bench_got++;
+        return;
+    }
     jvmpi->RawMonitorEnter(lock);
     void *id = ev->u.obj_alloc.obj_id;
     if (id != asking) {
@@ -281,15 +302,71 @@ static size_t dump_len;
 static const unsigned char *od_data;
 static int od_len, od_events;
 
+static double now_msf(void);
+
+/* dumpbench: ask about asks ids spread over the dump (the dump's bytes are the agent's). */
+static void bench_ask(const unsigned char *d, size_t len)
+{
+    size_t rs = 1 + sizeof(void *), nrec = len / rs;
+    long n = opt_asks < (long)nrec ? opt_asks : (long)nrec;
+    double t0 = now_msf();
+    for (long i = 0; i < n; i++) {
+        void *id;
+        memcpy(&id, d + (size_t)((double)i * nrec / n) * rs + 1, sizeof id);
+        bench_want = id;
+        bench_got = 0;
+        double a = now_msf();
+        jint rc = jvmpi->RequestEvent(opt_kind_obj ? JVMPI_EVENT_OBJECT_DUMP : JVMPI_EVENT_OBJECT_ALLOC, id);
+        if (i == 0)
+            bench_first_us = (now_msf() - a) * 1e3;
+        if (rc != JVMPI_SUCCESS || bench_got != 1)
+            bench_failed++;
+    }
+    bench_asks_ms = now_msf() - t0;
+    bench_want = NULL;
+}
+
 static void on_heap_dump(JVMPI_Event *ev)
 {
+    bench_t_handler = now_msf();
     dump_len = (size_t)(ev->u.heap_dump.end - ev->u.heap_dump.begin);
     dump = malloc(dump_len ? dump_len : 1);
     memcpy(dump, ev->u.heap_dump.begin, dump_len);
+    if (opt_dumpbench && opt_inside)
+        bench_ask(dump, dump_len);
+}
+
+static void dumpbench(void)
+{
+    JVMPI_HeapDumpArg arg = {JVMPI_DUMP_LEVEL_0};
+    jvmpi->DisableGC();
+    double t0 = now_msf();
+    jint hrc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
+    if (hrc != JVMPI_SUCCESS || dump == NULL) {
+        FAIL("RequestEvent(HEAP_DUMP, level 0) failed");
+        jvmpi->EnableGC();
+        return;
+    }
+    double dump_ms = bench_t_handler - t0;
+    if (!opt_inside)
+        bench_ask(dump, dump_len);
+    jvmpi->EnableGC();
+    long asks = opt_asks < (long)(dump_len / (1 + sizeof(void *))) ? opt_asks : (long)(dump_len / (1 + sizeof(void *)));
+    say("dumpbench kind=%s inside=%d records=%zu dump_ms=%.1f first_us=%.1f rest_us=%.2f asks_ms=%.1f "
+        "failed=%ld", opt_kind_obj ? "obj" : "alloc", opt_inside, dump_len / (1 + sizeof(void *)), dump_ms,
+        bench_first_us, asks > 1 ? (bench_asks_ms * 1e3 - bench_first_us) / (asks - 1) : 0.0, bench_asks_ms,
+        bench_failed);
+    if (bench_failed)
+        FAIL("dumpbench: %ld requests failed", bench_failed);
 }
 
 static void on_object_dump(JVMPI_Event *ev)
 {
+    void *oid = NULL;
+    if (ev->u.object_dump.data_len > (jint)sizeof(void *))
+        memcpy(&oid, ev->u.object_dump.data + 1, sizeof oid);
+    if (bench_want != NULL && oid == bench_want)
+        bench_got++;
     od_events++;
     od_len = ev->u.object_dump.data_len;
     static unsigned char buf[256];
@@ -486,6 +563,9 @@ static void control(void *arg)
     if (opt_badids) {
         badids(jni);
         say("badids done fails=%d", g_fails);
+    } else if (opt_dumpbench) {
+        dumpbench();
+        say("dumpbench done fails=%d", g_fails);
     } else {
         dumpask();
         say("dumpask done fails=%d", g_fails);
@@ -527,7 +607,7 @@ static void notify(JVMPI_Event *ev)
         on_object_dump(ev);
         break;
     case JVMPI_EVENT_JVM_INIT_DONE:
-        if ((opt_dumpask || opt_badids) &&
+        if ((opt_dumpask || opt_badids || opt_dumpbench) &&
             jvmpi->CreateSystemThread("ids-control", JVMPI_NORMAL_PRIORITY, control) != JNI_OK)
             FAIL("CreateSystemThread(ids-control) failed");
         break;
@@ -557,6 +637,12 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     opt_norequest = options && strstr(options, "norequest") != NULL;
     opt_badids = options && strstr(options, "badids") != NULL;
     opt_fresh = options && strstr(options, "fresh") != NULL;
+    opt_dumpbench = options && strstr(options, "dumpbench") != NULL;
+    opt_inside = options && strstr(options, "inside") != NULL;
+    opt_kind_obj = options && strstr(options, "kind=obj") != NULL;
+    const char *as = options ? strstr(options, "asks=") : NULL;
+    if (as != NULL)
+        opt_asks = atol(as + 5);
     const char *od = options ? strstr(options, "objdumps=") : NULL;
     if (od != NULL)
         opt_objdumps = atol(od + 9);

@@ -64,6 +64,9 @@ static jint request_class_load(struct instance *inst, JNIEnv *jni, void *arg)
     } else if (!(*jni)->IsInstanceOf(jni, cls, class_class)) {
         ids_bad(inst, IDS_BAD_KIND, "RequestEvent(CLASS_LOAD, %p): the object is not a class: "
                                     "JVMPI_FAIL", (void *)id);
+    } else if (r == NULL && !classes_mirror_loaded(jni, cls)) {
+        ids_bad(inst, IDS_BAD_KIND, "RequestEvent(CLASS_LOAD, %p): a Class object left by a "
+                                    "definition that failed, no class: JVMPI_FAIL", (void *)id);
     } else {
         jint st = 0;
         jvmti_ignore((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, cls, &st),

@@ -36,6 +36,11 @@ void classes_thread_end(JNIEnv *jni);
 jint classes_type_code(char sig);
 /* Method ids handed to agents: GetMethodClass accepts them without a scan. */
 void classes_note_methods(const jmethodID *ms, jint n);
+/* Is the java.lang.Class instance `mirror` a loaded class or a primitive type? A Class
+ * object a definition left behind when it failed (the JVM freed its class) is neither, and
+ * no class function may be given it: only its Java fields and its identity are safe (table.c,
+ * "Class objects that are no class"). O(1) for a class with a record or seen loaded before. */
+bool classes_mirror_loaded(JNIEnv *jni, jobject mirror);
 /* A local ref to the class with this id, or NULL. */
 jclass classes_local_ref(JNIEnv *jni, jobjectID id);
 

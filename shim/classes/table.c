@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uthash.h>
 
 /* Registered by methods/ (classes.h). */
@@ -276,6 +277,165 @@ jclass classes_local_ref(JNIEnv *jni, jobjectID id)
     jclass c = r != NULL && !r->unloaded && r->ref != NULL ? (*jni)->NewLocalRef(jni, r->ref) : NULL;
     rec_release(jni, r);
     return c;
+}
+
+/* ---- Class objects that are no class ----
+ *
+ * Not every java.lang.Class instance in the heap is a class. A definition that fails after
+ * the JVM made its mirror (a second definition of one name in one loader, a LinkageError)
+ * leaves that mirror in the heap, unreachable, pointing at class metadata the JVM has freed.
+ * Heap iterations list it (a level-0 dump, and the unreached objects of levels 1 and 2), so
+ * an agent may hold its id; any JVMTI or JNI class function given it reads the freed
+ * metadata (GetClassLoader died on one with SIGSEGV at address 8, JDK 17 and 25). Its Java
+ * fields and its identity are safe to read. So a Class object is taken for a class only if it
+ * has a class record (made for classes the JVM named), is one of GetLoadedClasses, or is a
+ * primitive type's mirror (Integer.TYPE and the others, read as static fields: JVMTI answers
+ * those without metadata). The ids GetLoadedClasses named are kept, in a set rebuilt when a
+ * Class object it does not cover is asked about; a Class object found to be no class is
+ * remembered for a second (the last 64), so that asking about it again costs no rebuild. A
+ * mirror made for a class still being defined on another thread is no class until its
+ * definition completes: within that second it stays one. mirror_lock is a leaf. */
+static pthread_mutex_t mirror_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    jlong *ids;             /* open addressing, at most half full, 0 = empty */
+    size_t cap;
+    jobject prims[9];       /* global refs to the primitive types' mirrors */
+    bool prims_read;
+    jlong no_class[64];     /* Class objects found to be no class, since the last rebuild */
+    unsigned n_no;
+    double rebuilt_at;      /* CLOCK_MONOTONIC seconds */
+} mirrors;
+
+static size_t mirror_slot(jlong id, size_t cap)
+{
+    return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1);
+}
+
+static bool mirror_known(jlong id)
+{
+    if (mirrors.cap == 0)
+        return false;
+    for (size_t i = mirror_slot(id, mirrors.cap); mirrors.ids[i] != 0; i = (i + 1) & (mirrors.cap - 1))
+        if (mirrors.ids[i] == id)
+            return true;
+    return false;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The primitive types' mirrors, read once from the wrapper classes' TYPE fields (no Java
+ * code runs: those classes are initialized long before any agent event). */
+static void read_prims(JNIEnv *jni)
+{
+    static const char *const boxes[9] = {"java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
+                                         "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+                                         "java/lang/Float", "java/lang/Double", "java/lang/Void"};
+    jobject got[9] = {0};
+    for (int i = 0; i < 9; i++) {
+        jclass b = (*jni)->FindClass(jni, boxes[i]);
+        jfieldID f = b ? (*jni)->GetStaticFieldID(jni, b, "TYPE", "Ljava/lang/Class;") : NULL;
+        jobject t = f ? (*jni)->GetStaticObjectField(jni, b, f) : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        got[i] = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
+        if (t)
+            (*jni)->DeleteLocalRef(jni, t);
+        if (b)
+            (*jni)->DeleteLocalRef(jni, b);
+    }
+    pthread_mutex_lock(&mirror_lock);
+    bool mine = !mirrors.prims_read;
+    if (mine) {
+        memcpy(mirrors.prims, got, sizeof got);
+        mirrors.prims_read = true;
+    }
+    pthread_mutex_unlock(&mirror_lock);
+    for (int i = 0; i < 9 && !mine; i++)
+        if (got[i])
+            (*jni)->DeleteGlobalRef(jni, got[i]);
+}
+
+/* A new set from GetLoadedClasses; true if `mirror` is among them. */
+static bool mirrors_rebuild(JNIEnv *jni, jobject mirror)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs),
+                  "GetLoadedClasses, to tell a Class object from a class"))
+        return false;
+    size_t cap = 64;
+    while (cap < 2 * (size_t)n + 2)
+        cap *= 2;
+    jlong *ids = calloc(cap, sizeof *ids);
+    bool found = false;
+    for (jint i = 0; i < n; i++) {
+        if (!found && (*jni)->IsSameObject(jni, cs[i], mirror))
+            found = true;
+        jlong t = 0;
+        jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, cs[i], &t),
+                     "GetTag of a loaded class: untagged, it is looked for by identity again");
+        t &= TAG_ID_MASK;
+        if (ids != NULL && t != 0) {
+            size_t k = mirror_slot(t, cap);
+            while (ids[k] != 0 && ids[k] != t)
+                k = (k + 1) & (cap - 1);
+            ids[k] = t;
+        }
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    jvmti_free(g_shim.jvmti, cs);
+    pthread_mutex_lock(&mirror_lock);
+    free(mirrors.ids);
+    mirrors.ids = ids;
+    mirrors.cap = ids != NULL ? cap : 0;
+    mirrors.n_no = 0;
+    mirrors.rebuilt_at = mono_s();
+    pthread_mutex_unlock(&mirror_lock);
+    return found;
+}
+
+bool classes_mirror_loaded(JNIEnv *jni, jobject mirror)
+{
+    if (mirror == NULL)
+        return false;
+    jlong t = 0;
+    jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, mirror, &t),
+                 "GetTag of a Class object: untagged, it is looked for among the loaded classes");
+    t &= TAG_ID_MASK;
+    if (t != 0 && rec_find(t) != NULL)
+        return true;
+    if (!mirrors.prims_read)
+        read_prims(jni);
+    for (int i = 0; i < 9; i++)
+        if (mirrors.prims[i] != NULL && (*jni)->IsSameObject(jni, mirrors.prims[i], mirror))
+            return true;
+    bool known = false, refused = false;
+    pthread_mutex_lock(&mirror_lock);
+    if (t != 0) {
+        known = mirror_known(t);
+        for (unsigned i = 0; !known && i < mirrors.n_no && i < 64; i++)
+            refused |= mirrors.no_class[i] == t;
+        refused = refused && mono_s() - mirrors.rebuilt_at < 1.0;
+    }
+    pthread_mutex_unlock(&mirror_lock);
+    if (known)
+        return true;
+    if (refused)
+        return false;
+    if (mirrors_rebuild(jni, mirror))
+        return true;
+    pthread_mutex_lock(&mirror_lock);
+    if (t != 0)
+        mirrors.no_class[mirrors.n_no++ % 64] = t;
+    pthread_mutex_unlock(&mirror_lock);
+    log_info("a Class object (id %#llx) is no loaded class (a failed definition's): read as "
+             "an object, never as a class", (unsigned long long)t);
+    return false;
 }
 
 /* ---- CLASS_UNLOAD ---- */

@@ -194,12 +194,66 @@ static jweak *idx_find(jlong *keys, jweak *refs, size_t cap, jlong id)
     }
 }
 
+/* The pass's own tags: 1 an object to index, 2 a loaded class or primitive type, 3
+ * java.lang.Class. The iteration skips objects whose class is untagged here: a class this
+ * run has not loaded. */
+#define SCAN_OBJECT 1
+#define SCAN_CLASS 2
+#define SCAN_CLASS_CLASS 3
+
 static jint JNICALL mark_all(jlong class_tag, jlong size, jlong *tag_ptr, jint length,
                              void *user_data)
 {
-    (void)class_tag; (void)size; (void)length; (void)user_data;
-    *tag_ptr = 1;
+    (void)size; (void)length; (void)user_data;
+    /* A Class object not tagged as a class before is none: a mirror a failed definition
+     * left, or a dormant one of the CDS archive. */
+    if (*tag_ptr == 0 && class_tag != SCAN_CLASS_CLASS)
+        *tag_ptr = SCAN_OBJECT;
     return 0;
+}
+
+/* Before a pass: every loaded class, the primitive types and java.lang.Class get their tag
+ * in the pass's environment. Objects of any other class, and Class objects that are no
+ * class, are dormant objects of the CDS archive (their class was never loaded in this run)
+ * or what a failed definition left: their class metadata is not there, and a JNI reference
+ * to one (GetObjectsWithTags makes one per object) makes it a root that the collector's
+ * next marking walks into, crashing in ClassLoaderData::oops_do (measured, JDK 17, a class
+ * loading storm with concurrent cycles). They never had an id. */
+static bool tag_classes(JNIEnv *jni, jvmtiEnv *scan)
+{
+    jint n = 0;
+    jclass *cs = NULL;
+    if (!jvmti_ok_at((*g_shim.jvmti)->GetLoadedClasses(g_shim.jvmti, &n, &cs), LOG_WARN,
+                     "GetLoadedClasses before indexing object ids"))
+        return false;
+    jclass cc = (*jni)->FindClass(jni, "java/lang/Class");
+    for (jint i = 0; i < n; i++) {
+        jlong t = cc != NULL && (*jni)->IsSameObject(jni, cs[i], cc) ? SCAN_CLASS_CLASS : SCAN_CLASS;
+        jvmti_ignore((*scan)->SetTag(scan, cs[i], t),
+                     "SetTag of a loaded class for an index pass: its objects are then not indexed");
+        (*jni)->DeleteLocalRef(jni, cs[i]);
+    }
+    jvmti_free(g_shim.jvmti, cs);
+    static const char *const boxes[9] = {"java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
+                                         "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+                                         "java/lang/Float", "java/lang/Double", "java/lang/Void"};
+    for (int i = 0; i < 9; i++) {
+        jclass b = (*jni)->FindClass(jni, boxes[i]);
+        jfieldID f = b ? (*jni)->GetStaticFieldID(jni, b, "TYPE", "Ljava/lang/Class;") : NULL;
+        jobject p = f ? (*jni)->GetStaticObjectField(jni, b, f) : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (p != NULL)
+            jvmti_ignore((*scan)->SetTag(scan, p, SCAN_CLASS),
+                         "SetTag of a primitive type for an index pass: its id is then not indexed");
+        if (p)
+            (*jni)->DeleteLocalRef(jni, p);
+        if (b)
+            (*jni)->DeleteLocalRef(jni, b);
+    }
+    if (cc)
+        (*jni)->DeleteLocalRef(jni, cc);
+    return true;
 }
 
 /* A heap pass's environment is its own: if JVMTI cannot drop it, nothing else uses it. */
@@ -242,12 +296,20 @@ static bool idx_rebuild(JNIEnv *jni)
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_iteration_callback = mark_all;
-    if (!jvmti_ok_at((*scan)->IterateThroughHeap(scan, 0, NULL, &hc, NULL), LOG_WARN,
-                     "IterateThroughHeap to index object ids"))
+    if ((*jni)->PushLocalFrame(jni, 32) != JNI_OK)
         return false;
+    bool tagged = tag_classes(jni, scan);
+    (*jni)->PopLocalFrame(jni, NULL);
+    if (!tagged || !jvmti_ok_at((*scan)->IterateThroughHeap(scan, JVMTI_HEAP_FILTER_CLASS_UNTAGGED,
+                                                            NULL, &hc, NULL),
+                                LOG_WARN, "IterateThroughHeap to index object ids")) {
+        drop_scan_env(scan);
+        idx.scan = NULL;
+        return false;
+    }
     struct timespec ta, tb;
     clock_gettime(CLOCK_MONOTONIC, &ta);
-    jlong one = 1;
+    jlong wanted[3] = {SCAN_OBJECT, SCAN_CLASS, SCAN_CLASS_CLASS};
     jint n = 0;
     jobject *objs = NULL;
     /* GetObjectsWithTags makes a local reference per object: in a frame of their own, all
@@ -257,7 +319,7 @@ static bool idx_rebuild(JNIEnv *jni)
         idx.scan = NULL;
         return false;
     }
-    jvmtiError err = (*scan)->GetObjectsWithTags(scan, 1, &one, &n, &objs, NULL);
+    jvmtiError err = (*scan)->GetObjectsWithTags(scan, 3, wanted, &n, &objs, NULL);
     /* Untag: dropping the pass's environment drops its whole tag map at once. */
     drop_scan_env(scan);
     idx.scan = NULL;

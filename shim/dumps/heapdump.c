@@ -106,20 +106,27 @@ static bool single_by_jni(struct walk *w, jobject obj)
     return true;
 }
 
-/* OBJECT_DUMP of the mirror of a class not yet linked: the walk would give no record. */
-static bool single_mirror_by_jni(struct walk *w, jobject obj)
-{
-    struct hclass *self = hclass_find(w, w->single_tag);
-    if (self == NULL || self->kind != HC_INSTANCE || self->linked)
-        return false;
-    mirror_by_jni(w, obj, w->single_tag);
-    return true;
-}
-
 static bool single_is_class(struct walk *w, jobject single)
 {
     jlong cid = class_id_of(w->jni, single);
     return cid != 0 && cid == w->class_class_id;
+}
+
+/* OBJECT_DUMP of a Class object the walk would give no record, or must not be given: the
+ * mirror of a class not yet linked, and a Class object that is no class (a failed
+ * definition's: build_classes made no layout for it), both instances of java.lang.Class read
+ * with JNI; an array class's mirror, which has no record (true, nothing written). */
+static bool single_mirror_by_jni(struct walk *w, jobject obj)
+{
+    struct hclass *self = hclass_find(w, w->single_tag);
+    if (self == NULL && !single_is_class(w, obj))
+        return false;
+    if (self != NULL && (self->kind == HC_OBJ_ARRAY || self->kind == HC_PRIM_ARRAY))
+        return true;
+    if (self != NULL && (self->kind != HC_INSTANCE || self->linked))
+        return false;
+    mirror_by_jni(w, obj, w->single_tag);
+    return true;
 }
 
 static bool single_is_prim_mirror(const struct walk *w)
@@ -219,6 +226,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     double tc = now_s();
     bool ok;
     if (single == NULL) {
+        w.facts = memory_facts_begin();
         hold_world(jni, &w, &ts);
         if (level == JVMPI_DUMP_LEVEL_0) {
             ok = !w.failed && level0_records(&w);
@@ -267,13 +275,21 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     log_info("%s level %d: %zu bytes in a %zu-byte buffer, %zu records; class layouts %.0f ms, "
              "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
              (t1 - tc) * 1e3);
-    if (!ok || out.oom || w.objs.oom || w.thread_roots.oom || w.other_roots.oom) {
+    bool good = ok && !out.oom && !w.objs.oom && !w.thread_roots.oom && !w.other_roots.oom;
+    if (single == NULL && good)
+        memory_facts_publish(w.facts); /* before the event: its handler's requests use them */
+    else if (single == NULL)
+        memory_facts_abandon(w.facts);
+    w.facts = NULL;
+    if (!good) {
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
     } else if (single != NULL && w.records == 0) {
-        report_misuse(inst, LOG_WARN,
+        /* A heap analyzer asks about every id of a dump: one warning, the others at info. */
+        static atomic_bool warned;
+        report_misuse(inst, atomic_exchange(&warned, true) ? LOG_INFO : LOG_WARN,
                       "RequestEvent(OBJECT_DUMP): the object has no dump record (an "
-                      "array class): JVMPI_FAIL");
+                      "array class's mirror): JVMPI_FAIL");
     } else {
         if (g_shim.check_dumps)
             check_dump(&w, out.p, out.len, single ? 2 : level, what);

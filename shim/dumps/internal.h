@@ -134,6 +134,9 @@ struct walk {
     jlong *fix;
     size_t n_fix, fix_cap;
     size_t lost;                /* of them, collected before they could be read */
+    /* What the heap iteration sees of each object it lists (class, size), kept for the
+     * OBJECT_ALLOC requests that follow the dump (memory/facts.c); NULL for OBJECT_DUMP. */
+    struct mem_facts *facts;
 };
 
 /* layout.c: class layouts, before the walk (and for a class met later, learn_class). */

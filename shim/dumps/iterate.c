@@ -16,6 +16,7 @@
 #include "core/api.h"
 #include "core/ids.h"
 #include "dumps/internal.h"
+#include "memory/memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,28 @@ static bool object_seen(struct walk *w, jlong class_tag, jlong size, jlong *tag_
     *rc = 0;
     if (not_dumped(w, class_tag, *tag_ptr))
         return false;
+    /* A Class object that is none of the classes the dump knows (build_classes tagged every
+     * loaded class, prim_mirrors the primitive types): the mirror a failed definition left,
+     * or a dormant mirror of the CDS archive, of a class this run has not loaded. Both point
+     * at class metadata that is not there (freed, or never loaded): a JNI reference to one
+     * makes it a root, and the collector's next marking of it crashed the JVM (SIGSEGV in
+     * ClassLoaderData::oops_do). No id, no record: never named, never resolved. */
+    if (class_tag != 0 && (class_tag & TAG_ID_MASK) == w->class_class_id &&
+        ((*tag_ptr & TAG_ID_MASK) == 0 ||
+         (hclass_find(w, *tag_ptr & TAG_ID_MASK) == NULL && !is_prim_mirror(w, *tag_ptr & TAG_ID_MASK))))
+        return false;
     if (class_unknown(w, class_tag)) {
         *rc = note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
         return false;
     }
     *id = tag_or_new(w, tag_ptr, class_tag, size);
+    if (w->facts != NULL) {
+        /* A request answered from the last dump's facts announced the object: its tag says
+         * so from now on (memory/facts.c, claims). */
+        if (!(*tag_ptr & TAG_ALLOCATED) && memory_facts_was_claimed(w->facts, *id))
+            *tag_ptr = ids_retag(*tag_ptr, size, TAG_ALLOCATED);
+        memory_facts_add(w->facts, *tag_ptr, class_tag & TAG_ID_MASK, size);
+    }
     return true;
 }
 
@@ -146,14 +164,25 @@ bool level0_records(struct walk *w)
  * the id index. */
 static jint JNICALL ordinal_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
 {
-    (void)class_tag; (void)size; (void)length;
+    (void)size; (void)length;
     struct walk *w = ud;
     if (w->ord_next < w->n_unreached / 2 && w->ord_at == w->ord[w->ord_next]) {
-        *tag_ptr = w->unreached[2 * w->ord_next] != 0 ? 1 : 2; /* 2: no id yet */
+        /* An object whose class has no Class object (class_tag 0 here, where every Class
+         * object is tagged: mark_class_cb) is a dormant object of the CDS archive, of a
+         * class this run never loaded: no JNI reference to it (see unreached_records). */
+        if (class_tag != 0)
+            *tag_ptr = w->unreached[2 * w->ord_next] != 0 ? 1 : 2; /* 2: no id yet */
         w->ord_next++;
     }
     w->ord_at++;
     return w->ord_next < w->n_unreached / 2 ? 0 : JVMTI_VISIT_ABORT;
+}
+
+static jint JNICALL mark_class_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)class_tag; (void)size; (void)length; (void)ud;
+    *tag_ptr = 3;
+    return 0;
 }
 
 static size_t unreached_find(const struct walk *w, jlong id)
@@ -292,11 +321,25 @@ bool unreached_records(struct walk *w)
     if (scan != NULL && (*jni)->PushLocalFrame(jni, 16) == JNI_OK) {
         jvmtiHeapCallbacks hc;
         memset(&hc, 0, sizeof hc);
+        /* Every Class object gets a tag of this environment first, so that the ordinal
+         * iteration tells the objects whose class has none: the dormant objects of the CDS
+         * archive, whose class this run never loaded (HotSpot's own heap dumper skips them
+         * too). A JNI reference to one makes it a root, and the collector's next marking
+         * walks into class metadata that is not there: SIGSEGV in ClassLoaderData::oops_do
+         * (measured, JDK 17, a class-loading storm with concurrent cycles). */
+        jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+        hc.heap_iteration_callback = mark_class_cb;
+        shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
+        jvmtiError err = class_class != NULL
+                             ? (*scan)->IterateThroughHeap(scan, 0, class_class, &hc, w)
+                             : JVMTI_ERROR_INVALID_CLASS;
+        shim_crit_end();
         hc.heap_iteration_callback = ordinal_cb;
         jlong tags[2] = {1, 2}, *stags = NULL;
         w->ord_at = w->ord_next = 0;
-        shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
-        jvmtiError err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w);
+        shim_crit_begin();
+        if (err == JVMTI_ERROR_NONE)
+            err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w);
         shim_crit_end();
         if (jvmti_ok_at(err, LOG_WARN,
                         "IterateThroughHeap to find a heap dump's unreached objects") &&

@@ -40,6 +40,13 @@ static jlong jni_ref_id(struct walk *w, jobject r)
     if (r == NULL)
         return 0;
     JNIEnv *jni = w->jni;
+    /* A dormant object of the CDS archive, of a class this run never loaded, has no Class
+     * object: no Java object, so a null reference, as in HotSpot's own heap dumper (which
+     * masks them); its reference is dropped at once (internal.h, "never a reference"). */
+    jclass rc = (*jni)->GetObjectClass(jni, r);
+    if (rc == NULL)
+        return 0;
+    (*jni)->DeleteLocalRef(jni, rc);
     jlong t = 0;
     if (!jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, r, &t), LOG_DEBUG,
                      "GetTag of an object a dump reads with JNI"))

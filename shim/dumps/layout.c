@@ -299,7 +299,10 @@ bool build_classes(struct walk *w, jobject single)
         jint st = 0;
         /* Not a primitive mirror's: GetLoadedClasses, which the heap dump's table comes
          * from, never lists those, and their record is an instance of java.lang.Class. */
+        /* Nor a Class object that is no class (classes_mirror_loaded): no class function
+         * may be given it, and its record is an instance of java.lang.Class. */
         if (oc != NULL && class_class != NULL && (*jni)->IsSameObject(jni, oc, class_class) &&
+            classes_mirror_loaded(jni, single) &&
             jvmti_ok_at((*g_shim.jvmti)->GetClassStatus(g_shim.jvmti, (jclass)single, &st),
                         LOG_DEBUG, "GetClassStatus of an OBJECT_DUMP's class") &&
             !(st & JVMTI_CLASS_STATUS_PRIMITIVE))

@@ -400,10 +400,36 @@ void memory_announce_tags(JNIEnv *jni, const jlong *t, size_t n)
     free(ps.taken);
 }
 
+/* RequestEvent(OBJECT_ALLOC) for an id the last heap dump listed, answered from what the
+ * dump saw (facts.c) in O(1): no object, no heap pass. Not while an announcement is being
+ * posted (its pending set decides who announces what) nor with several agents (the others
+ * get it too, unrequested: that path needs the object). */
+static bool request_from_facts(struct instance *inst, JNIEnv *jni, jobjectID id)
+{
+    if (g_shim.ninst > 1)
+        return false;
+    pthread_mutex_lock(&pending_lock);
+    bool announcing = pending_sets != NULL;
+    pthread_mutex_unlock(&pending_lock);
+    jlong cid = 0, size = 0;
+    bool claimed = false;
+    if (announcing || !mem_facts_claim(ids_tag(id), &cid, &size, &claimed))
+        return false;
+    jclass cls = classes_local_ref(jni, ids_from_tag(cid));
+    if (claimed)
+        track(ids_retag(ids_tag(id), size, TAG_ALLOCATED), size, stripe_of(jni));
+    post_alloc(jni, inst, JVMPI_REQUESTED_EVENT, NULL, cls, size, id);
+    if (cls != NULL)
+        (*jni)->DeleteLocalRef(jni, cls);
+    return true;
+}
+
 static jint request_object_alloc(struct instance *inst, JNIEnv *jni, void *arg)
 {
     jobjectID id = arg;
     const char *why = NULL;
+    if (request_from_facts(inst, jni, id))
+        return JVMPI_SUCCESS;
     (*jni)->PushLocalFrame(jni, 8);
     jobject o = ids_resolve(jni, id, &why);
     jint rc = JVMPI_FAIL;

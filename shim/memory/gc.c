@@ -99,9 +99,13 @@ static void memory_on_free(jlong tag)
     bool mirror = classes_on_free(tag);
     jlong size = tag_size_bytes(tag);
     jlong id = tag & TAG_ID_MASK;
-    /* The tracked heap (GC_FINISH's figures) holds what OBJECT_ALLOC announced. */
-    if (!(tag & TAG_ALLOCATED))
-        size = -1;
+    /* The tracked heap (GC_FINISH's figures) holds what OBJECT_ALLOC announced, a request
+     * answered from a dump's facts included (facts.c). */
+    if (!(tag & TAG_ALLOCATED)) {
+        size = mem_facts_claimed_size(id);
+        if (size > 0 && tag_size_bytes(ids_retag(id, size, 0)) == 0)
+            mem_big_size_take(id); /* too large for a tag: the claim kept it aside */
+    }
     else if (size == 0)
         size = mem_big_size_take(id);
     if (size >= 0)
@@ -604,6 +608,7 @@ static void JNICALL cb_gc_start(jvmtiEnv *jvmti)
 static void JNICALL cb_gc_finish(jvmtiEnv *jvmti)
 {
     (void)jvmti;
+    mem_facts_gc_finished(); /* any collection, the hidden one too, may free what a dump saw */
     /* In the GC: no JNI, no JVMTI. Only note it; the worker does the rest. */
     if (atomic_load(&in_hidden_gc))
         return;

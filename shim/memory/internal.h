@@ -45,6 +45,18 @@ static inline void mem_live_sum(jlong *objects, jlong *bytes)
     *bytes = b;
 }
 
+/* ---- facts.c ---- */
+/* GarbageCollectionFinish: the dump's facts no longer hold. */
+void mem_facts_gc_finished(void);
+/* A requested OBJECT_ALLOC answered from the last dump's facts: its class id and size, and
+ * whether this request is the first to announce it (then it is counted in the tracked
+ * heap, and its claim kept). False if the last dump did not list id, or a collection ran
+ * since. */
+bool mem_facts_claim(jlong id, jlong *class_id, jlong *size, bool *claimed_now);
+/* ObjectFree of an object without TAG_ALLOCATED: its size if a request claimed it (its
+ * free leaves the tracked heap), else -1. */
+jlong mem_facts_claimed_size(jlong id);
+
 /* ---- alloc.c ---- */
 /* The size of an object too large for its tag, taken out of the table (0 if not there):
  * its free takes it out of the tracked heap. */

@@ -30,6 +30,20 @@ void memory_announce_tags(JNIEnv *jni, const jlong *triples, size_t n);
 bool memory_alloc_held(struct instance *inst, jobjectID id);
 bool memory_alloc_release_begin(struct instance *inst, jobjectID id);
 void memory_alloc_release_end(struct instance *inst, jobjectID id);
+/* What the last heap dump saw of each object it listed: class and size, so that a requested
+ * OBJECT_ALLOC for one of its ids needs neither the object nor a heap pass (facts.c). A dump
+ * begins a set before it reads the heap (NULL: none can be kept), adds each object it lists
+ * (its full tag, its class's id, its size), and publishes it before its event (or abandons
+ * it if the dump failed); the set it replaces is freed then. memory_facts_was_claimed:
+ * the previous set says a request claimed id (its tag must get TAG_ALLOCATED now).
+ * memory_gc_count counts collections from the first set on. */
+struct mem_facts;
+struct mem_facts *memory_facts_begin(void);
+void memory_facts_add(struct mem_facts *f, jlong tag, jlong class_id, jlong size);
+bool memory_facts_was_claimed(const struct mem_facts *next, jlong id);
+void memory_facts_publish(struct mem_facts *f);
+void memory_facts_abandon(struct mem_facts *f); /* a dump that failed */
+uint64_t memory_gc_count(void);
 void memory_print_stats(void);      /* VMDeath, if JVMPISHIM_MEMSTATS is set */
 void memory_module_init(void);
 void memory_onload(void);         /* Agent_OnLoad: sampling interval 0 before threads exist */
