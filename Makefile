@@ -14,6 +14,18 @@
 # The JDK compiled against is the oldest supported one found (tools/find-jdk.sh build);
 # set JDK=/path/to/jdk to override. Tests run on every JDK tools/find-jdk.sh all lists.
 
+# Setup: make demo, check and deb first run tools/deps.sh, the one list of what they need from
+# the system. It installs what is missing (as root, with apt-get) or stops here with the command
+# to run, before anything is compiled. JVMPISHIM_SETUP=no skips it.
+DEPS_GOALS := $(filter demo check deb setup,$(MAKECMDGOALS))
+ifneq ($(DEPS_GOALS),)
+ifneq ($(JVMPISHIM_SETUP),no)
+ifneq ($(shell tools/deps.sh $(subst setup,all,$(subst demo,build,$(DEPS_GOALS))) >&2 && echo ok),ok)
+$(error setup: what make $(DEPS_GOALS) needs is not installed (above: what is missing and how to install it))
+endif
+endif
+endif
+
 JDK      ?= $(shell tools/find-jdk.sh build)
 ifeq ($(JDK),)
 $(error no JDK >= 17 with include/jvmti.h and javac found; install openjdk-17-jdk-headless or set JDK=)
@@ -77,6 +89,7 @@ have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsign
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
 .PHONY: all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc
+.PHONY: deb setup
 all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
 
 $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
@@ -89,7 +102,7 @@ $(FIDELITY_ROWS): docs/mapping.md tools/fidelity-rows.awk
 $(B)/obj/core/fidelity.o: $(FIDELITY_ROWS)
 
 $(B)/libjvmpishim.so: $(SHIM_OBJ)
-	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
+	$(CC) -shared -pthread $(LDFLAGS) -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
 
 $(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h $(KIT_HDR) | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
@@ -184,8 +197,24 @@ $(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
 
 # Reader of record= files, for people and tests (tools/jvmpitrace/, docs/recording.md).
 $(B)/jvmpitrace: $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR)
-	$(CC) -std=c11 $(WARN) -O2 -g -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) -o $@ $(TRACE_SRC) \
+	$(CC) -std=c11 $(WARN) -O2 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) $(LDFLAGS) -o $@ $(TRACE_SRC) \
 	  shim/core/recfmt.c shim/core/dumpcheck.c
 
 $(B)/jvmpidump: tests/tools/jvmpidump.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
+	$(CC) -std=c11 $(WARN) -O1 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) $(LDFLAGS) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
+
+# Debian packages (debian/, tools/deb.sh): into build/deb/ for this machine's architecture and,
+# on amd64 where `make i386` exists, build/deb/i386/; then lintian. The stamp is what make check
+# uses (tests/it/lifecycle/deb_install.sh installs the packages into a scratch root): they are
+# built again only when what goes into them changed. TOOL_HARDEN: debian/rules passes Debian's
+# hardening flags for jvmpitrace and jvmpidump, whose own -O levels stay.
+DEB_STAMP := $(B)/deb/.stamp
+DEB_INPUT := $(SHIM_SRC) $(SHIM_HDR) $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR) tests/tools/jvmpidump.c jvmpishim.pc.in \
+             Makefile README.md docs/mapping.md $(wildcard docs/*.md docs/man/* debian/* debian/*/*) tools/deb.sh
+$(DEB_STAMP): $(DEB_INPUT)
+	@tools/deb.sh
+	@touch $@
+deb: $(DEB_STAMP)
+	@tools/deb.sh --lintian
+setup:
+	@echo "setup: everything make demo, make check and make deb need is installed"
