@@ -145,7 +145,7 @@ it: all
 # where clang cannot build libFuzzer targets.
 check: all $(UNIT) $(UNIT_SAN)
 	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
-	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh tests/check-deps.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
 
 # check-modes: the whole matrix, every integration test x JDK x VM mode (default, int, c1).
 check-modes: all
@@ -214,6 +214,7 @@ DEB_INPUT := $(SHIM_SRC) $(SHIM_HDR) $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR) test
 $(DEB_STAMP): $(DEB_INPUT)
 	@tools/deb.sh
 	@touch $@
+check: $(DEB_STAMP)
 deb: $(DEB_STAMP)
 	@tools/deb.sh --lintian
 setup:

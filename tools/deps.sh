@@ -55,7 +55,7 @@ links() {  # links COMPILER LANG [FLAGS...]: COMPILER compiles and links a progr
     $c "$@" -pthread -o "$tmp/p" "$tmp/p.c" -ldl >/dev/null 2>&1
   fi
 }
-dpkg_has() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
+dpkg_has() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }  # of any architecture
 clang_major() { clang --version 2>/dev/null | sed -n '1s/.*clang version \([0-9]*\).*/\1/p'; }
 fuzzer_links() {
   command -v clang >/dev/null 2>&1 || return 1
