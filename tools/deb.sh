@@ -61,12 +61,15 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 leg native "$OUT" || exit 1
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
-  if make -n i386 >/dev/null 2>&1; then
+  if ! grep -q '^i386:' Makefile; then
+    echo "deb: no i386 packages: this tree has no i386 build (make i386)"
+  elif [ -z "$(tools/find-jdk.sh build x86)" ] || ! echo 'int main(void) { return 0; }' | gcc -m32 -x c - -o /dev/null 2>/dev/null; then
+    echo "deb: no i386 packages: no i386 JDK or no gcc -m32 here (tools/deps.sh deb installs them)" >&2
+    exit 1
+  else
     # -d: a cross build's Build-Depends would ask for crossbuild-essential-i386; this one
     # uses gcc -m32 (gcc-multilib) and binutils-i686-linux-gnu (for dh_strip), which
     # tools/deps.sh deb installs with the i386 JDK.
     leg i386 "$OUT/i386" -ai386 -d || exit 1
-  else
-    echo "deb: no i386 packages: this tree has no i386 build yet (make i386)"
   fi
 fi
