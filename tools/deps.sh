@@ -81,6 +81,7 @@ probe() {  # probe PACKAGE: installed as a package, or what it brings is there a
     dpkg-dev)                     command -v dpkg-buildpackage >/dev/null 2>&1 ;;
     debhelper)                    command -v dh >/dev/null 2>&1 ;;
     lintian)                      command -v lintian >/dev/null 2>&1 ;;
+    man-db)                       command -v man >/dev/null 2>&1 ;;
     binutils-i686-linux-gnu)      command -v i686-linux-gnu-strip >/dev/null 2>&1 ;;
     *)                            dpkg_has "$1" ;;
   esac
@@ -88,16 +89,17 @@ probe() {  # probe PACKAGE: installed as a package, or what it brings is there a
 
 # --- the list ---------------------------------------------------------------------------------
 # build: make, make demo. check: make check (the fuzz smoke run needs clang and its libFuzzer
-# runtime; tests/it/lifecycle/deb_install.sh builds the packages). deb: make deb (lintian).
+# runtime; tests/it/lifecycle/deb_install.sh builds the packages and reads their manual pages
+# with man). deb: make deb (lintian).
 i386_side=no
-[ "$(dpkg --print-architecture 2>/dev/null || uname -m)" = amd64 ] || [ "$(uname -m)" = x86_64 ] && i386_side=yes
+[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && i386_side=yes
 rt=libclang-rt-$(m=$(clang_major); echo "${m:-14}")-dev
 pkgs=()
 add() { local p; for p in "$@"; do case " ${pkgs[*]} " in *" $p "*) ;; *) pkgs+=("$p") ;; esac; done; }
 for g in "${goals[@]}"; do
   add build-essential make openjdk-17-jdk-headless uthash-dev
   case "$g" in
-    check|all) add pkg-config procps clang "$rt" dpkg-dev debhelper ;;
+    check|all) add pkg-config procps clang "$rt" dpkg-dev debhelper man-db ;;
   esac
   case "$g" in
     deb|all) add dpkg-dev debhelper lintian ;;
@@ -107,9 +109,10 @@ for g in "${goals[@]}"; do
   case "$g" in
     check|deb|all) [ $i386_side = yes ] && add gcc-multilib g++-multilib openjdk-17-jdk-headless:i386 libstdc++5:i386 ;;
   esac
-  # dh_strip of the i386 packages, a cross build on amd64, runs i686-linux-gnu-strip.
+  # dh_strip of the i386 packages, a cross build on amd64, runs i686-linux-gnu-strip (make
+  # check builds the packages too: tests/it/lifecycle/deb_install.sh installs them).
   case "$g" in
-    deb|all) [ $i386_side = yes ] && add binutils-i686-linux-gnu ;;
+    check|deb|all) [ $i386_side = yes ] && add binutils-i686-linux-gnu ;;
   esac
 done
 

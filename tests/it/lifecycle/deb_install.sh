@@ -39,11 +39,13 @@ if [ ${#pkgs[@]} -ne 3 ]; then
 fi
 
 # dpkg_root ROOT DEB... — install into a scratch root: its own dpkg database; not as root
-# (--force-not-root); the scratch root has no libc6 package to satisfy Depends.
+# (--force-not-root); the scratch root has no libc6 package to satisfy Depends. The manual
+# pages and docs are kept where the host's dpkg.cfg.d leaves them out (container images).
 dpkg_root() {
   local r=$1; shift
   mkdir -p "$r/var/lib/dpkg/info" "$r/var/lib/dpkg/updates" && touch "$r/var/lib/dpkg/status"
-  PATH=/usr/sbin:/sbin:$PATH dpkg --root="$r" --force-not-root --force-depends --log=/dev/null -i "$@" \
+  PATH=/usr/sbin:/sbin:$PATH dpkg --root="$r" --force-not-root --force-depends --log=/dev/null \
+    --path-include='/usr/share/man/*' --path-include='/usr/share/doc/*' -i "$@" \
     >"$WORK/dpkg.out" 2>&1
 }
 R=$WORK/root
