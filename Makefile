@@ -28,7 +28,7 @@
 DEPS_GOALS := $(filter demo check deb setup,$(MAKECMDGOALS))
 ifneq ($(DEPS_GOALS),)
 ifneq ($(JVMPISHIM_SETUP),no)
-ifneq ($(shell tools/deps.sh $(subst setup,all,$(subst demo,build,$(DEPS_GOALS))) >&2 && echo ok),ok)
+ifneq ($(shell tools/deps.sh $(DEPS_GOALS) >&2 && echo ok),ok)
 $(error setup: what make $(DEPS_GOALS) needs is not installed (above: what is missing and how to install it))
 endif
 endif

@@ -78,8 +78,8 @@ if [ "$(dpkg --print-architecture)" = amd64 ]; then
   has "$T/o2b" "'dpkg --add-architecture i386 && apt-get update && apt-get install -y --no-install-recommends openjdk-17-jdk-headless:i386'\$" \
     "an :i386 package on a machine without i386 adds the architecture first"
 fi
-run "$T/o2c" JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev clang gcc-multilib" tools/deps.sh --print build
-has "$T/o2c" '^deps: missing for make build: uthash-dev$' "make demo's setup asks only what building needs"
+run "$T/o2c" JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev clang gcc-multilib" tools/deps.sh --print demo
+has "$T/o2c" '^deps: missing for make demo: uthash-dev$' "make demo's setup asks only what building needs"
 
 # 3. Not root: the command, a failure, no apt-get.
 asuser=(); [ "$(id -u)" -eq 0 ] && asuser=(setpriv --reuid=65534 --regid=65534 --clear-groups)

@@ -1,8 +1,8 @@
 #!/bin/bash
 # deps.sh — what building and testing jvmpishim needs from the system, found and installed.
 #
-#   tools/deps.sh [--print] GOAL...     GOAL: build (make, make demo), check (make check), deb
-#                                       (make deb), all (check and deb)
+#   tools/deps.sh [--print] GOAL...     GOAL: build or demo (make, make demo), check (make
+#                                       check), deb (make deb), all or setup (check and deb)
 #   tools/deps.sh --ci GOAL...          CI: every package of the GOALs at the archive's current
 #                                       version (installed or upgraded), then verified
 #
@@ -33,9 +33,9 @@ for a in "$@"; do
   case "$a" in
     --print) mode=print ;;
     --ci) mode=ci ;;
-    build|demo|check|deb|all) goals+=("$a") ;;
+    build|demo|check|deb|all|setup) goals+=("$a") ;;
     -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "deps: unknown argument '$a' (goals: build, check, deb, all; options: --print, --ci)" >&2; exit 2 ;;
+    *) echo "deps: unknown argument '$a' (goals: build, demo, check, deb, all, setup; options: --print, --ci)" >&2; exit 2 ;;
   esac
 done
 [ ${#goals[@]} -gt 0 ] || goals=(build)
@@ -99,20 +99,20 @@ add() { local p; for p in "$@"; do case " ${pkgs[*]} " in *" $p "*) ;; *) pkgs+=
 for g in "${goals[@]}"; do
   add build-essential make openjdk-17-jdk-headless uthash-dev
   case "$g" in
-    check|all) add pkg-config procps clang "$rt" dpkg-dev debhelper man-db ;;
+    check|all|setup) add pkg-config procps clang "$rt" dpkg-dev debhelper man-db ;;
   esac
   case "$g" in
-    deb|all) add dpkg-dev debhelper lintian ;;
+    deb|all|setup) add dpkg-dev debhelper lintian ;;
   esac
   # The i386 shim (gcc -m32 against the i386 JDK) is built where check and deb run on amd64;
   # libstdc++5:i386 is the C++ runtime of the g++ 3.3 era that old 32-bit agents link.
   case "$g" in
-    check|deb|all) [ $i386_side = yes ] && add gcc-multilib g++-multilib openjdk-17-jdk-headless:i386 libstdc++5:i386 ;;
+    check|deb|all|setup) [ $i386_side = yes ] && add gcc-multilib g++-multilib openjdk-17-jdk-headless:i386 libstdc++5:i386 ;;
   esac
   # dh_strip of the i386 packages, a cross build on amd64, runs i686-linux-gnu-strip (make
   # check builds the packages too: tests/it/lifecycle/deb_install.sh installs them).
   case "$g" in
-    check|deb|all) [ $i386_side = yes ] && add binutils-i686-linux-gnu ;;
+    check|deb|all|setup) [ $i386_side = yes ] && add binutils-i686-linux-gnu ;;
   esac
 done
 
