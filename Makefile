@@ -7,14 +7,36 @@
 #   make demo            a bundled legacy agent profiles a sample app through the shim
 #   make bench           the benchmark harness (bench/run.sh); bench-record: what record= costs
 #   make fuzz            the libFuzzer targets in fuzz/, FUZZ_SECONDS (600) each; fuzz-smoke: 20 s each
-#   make install PREFIX=/usr/local [DESTDIR=...]
+#   make install PREFIX=/usr/local [DESTDIR=...]   both architectures built, each in its multiarch
+#                        directory: $(PREFIX)/lib/x86_64-linux-gnu, $(PREFIX)/lib/i386-linux-gnu,
+#                        each with pkgconfig/jvmpishim.pc
+#   make i386            the i386 build in build/i386/ (gcc -m32, against a 32-bit JDK's headers):
+#                        libjvmpishim.so (ELF32), agents/*, jvmpitrace, jvmpidump, hprofcheck,
+#                        tools/*.so, unit/* and unit-san/*. Stops with the apt-get line when no
+#                        i386 JDK or no multilib compiler is found. `make` builds it too when both
+#                        are present (I386=no turns that off); make check then runs the unit tests
+#                        of both and the integration tests on the i386 JDKs with build/i386/.
 #
 # make also builds build/jvmpitrace, which reads what record=PATH writes (docs/recording.md).
 #
 # The JDK compiled against is the oldest supported one found (tools/find-jdk.sh build);
 # set JDK=/path/to/jdk to override. Tests run on every JDK tools/find-jdk.sh all lists.
 
-JDK      ?= $(shell tools/find-jdk.sh build)
+# Setup: make demo, check and deb first run tools/deps.sh, the one list of what they need from
+# the system. It installs what is missing (as root, with apt-get) or stops here with the command
+# to run, before anything is compiled. JVMPISHIM_SETUP=no skips it.
+DEPS_GOALS := $(filter demo check deb setup,$(MAKECMDGOALS))
+ifneq ($(DEPS_GOALS),)
+ifneq ($(JVMPISHIM_SETUP),no)
+ifneq ($(shell tools/deps.sh $(DEPS_GOALS) >&2 && echo ok),ok)
+$(error setup: what make $(DEPS_GOALS) needs is not installed (above: what is missing and how to install it))
+endif
+endif
+endif
+
+# ARCH: the architecture this make builds for (x86_64, or i386 in the sub-make of make i386).
+ARCH     ?= $(shell uname -m)
+JDK      ?= $(shell tools/find-jdk.sh build $(ARCH))
 ifeq ($(JDK),)
 $(error no JDK >= 17 with include/jvmti.h and javac found; install openjdk-17-jdk-headless or set JDK=)
 endif
@@ -30,7 +52,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 # TLS descriptors: the shim's thread-locals (read on every event) without a call to
 # __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
-TLS_DIALECT  := $(if $(filter x86_64,$(shell uname -m)),-mtls-dialect=gnu2,)
+TLS_DIALECT  := $(if $(filter x86_64,$(ARCH)),-mtls-dialect=gnu2,)
 SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC)
 # The migration report's per-row text is docs/mapping.md's, generated into a header.
 FIDELITY_ROWS := $(B)/gen/core/fidelity_rows.h
@@ -76,8 +98,27 @@ FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
-.PHONY: all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so
+.PHONY: deb setup
+.PHONY: install-lib all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc i386 i386-all
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so $(if $(WITH_I386),i386)
+
+# ---- i386 ----
+# The i386 build is this Makefile again, for ARCH=i386 with gcc -m32 into build/i386/. It
+# is part of make (and of check and install) on an x86-64 machine with an i386 JDK and a
+# compiler that links -m32 programs; make i386 asks for it and says what is missing.
+I386_APT := dpkg --add-architecture i386 \&\& apt-get update \&\& apt-get install gcc-multilib g++-multilib openjdk-17-jdk-headless:i386
+I386_JDK  = $(shell tools/find-jdk.sh build x86)
+have_m32  = $(shell printf 'int main(void) { return 0; }\n' | $(CC) -m32 -x c - -o /dev/null 2>/dev/null && echo yes)
+I386     ?= $(if $(filter x86_64,$(ARCH)),$(if $(I386_JDK),$(if $(have_m32),yes)))
+WITH_I386 := $(filter yes,$(I386))
+B32      := $(B)/i386
+i386:
+	@[ "$(ARCH)" = x86_64 ] || { echo "make i386: builds on an x86-64 machine only (this is $(ARCH))" >&2; exit 1; }
+	@[ -n "$(I386_JDK)" ] || { echo "make i386: no i386 JDK >= 17 found; install it: $(I386_APT)" >&2; exit 1; }
+	@[ "$(have_m32)" = yes ] || { echo "make i386: $(CC) -m32 cannot link; install the multilib compilers: $(I386_APT)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory ARCH=i386 I386=no B=$(B32) JDK=$(I386_JDK) CC="$(CC) -m32" CXX="$(CXX) -m32" i386-all
+i386-all: $(B)/libjvmpishim.so $(AGENTS) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so \
+          $(B)/tools/libcmlgen.so $(UNIT) $(UNIT_SAN)
 
 $(B)/obj/%.o: shim/%.c $(SHIM_HDR) | $(B)/obj
 	@mkdir -p $(@D)
@@ -89,7 +130,7 @@ $(FIDELITY_ROWS): docs/mapping.md tools/fidelity-rows.awk
 $(B)/obj/core/fidelity.o: $(FIDELITY_ROWS)
 
 $(B)/libjvmpishim.so: $(SHIM_OBJ)
-	$(CC) -shared -pthread -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
+	$(CC) -shared -pthread $(LDFLAGS) -o $@ $^ -ldl -Wl,-z,defs -Wl,--version-script=shim/exports.map
 
 $(B)/agents/lib%.so: legacy-agents/%.c include/jvmpi.h $(KIT_HDR) | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $< -lpthread
@@ -130,9 +171,10 @@ it: all
 
 # check: everything, one summary line at the end. The fuzz smoke run is skipped, loudly,
 # where clang cannot build libFuzzer targets.
+UNIT32 = $(if $(WITH_I386),$(UNIT:$(B)/%=$(B32)/%) $(UNIT_SAN:$(B)/%=$(B32)/%))
 check: all $(UNIT) $(UNIT_SAN)
 	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
-	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) $(UNIT32) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh tests/check-deps.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list
 
 # check-modes: the whole matrix, every integration test x JDK x VM mode (default, int, c1).
 check-modes: all
@@ -155,15 +197,21 @@ bench: all
 bench-record: all
 	@bench/record.sh
 
-install: $(B)/libjvmpishim.so $(B)/jvmpitrace
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/share/doc/jvmpishim $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(B)/libjvmpishim.so $(DESTDIR)$(PREFIX)/lib/libjvmpishim.so
+# Each architecture's shim in its multiarch directory, with its pkg-config file (libdir
+# there); jvmpitrace (the host's, it reads recordings of both) and the header once.
+MULTIARCH     = $(if $(filter i386 i686 x86,$(ARCH)),i386-linux-gnu,$(ARCH)-linux-gnu)
+install: $(B)/libjvmpishim.so $(B)/jvmpitrace $(if $(WITH_I386),i386)
+	$(MAKE) --no-print-directory install-lib B=$(B) ARCH=$(ARCH)
+	$(if $(WITH_I386),$(MAKE) --no-print-directory install-lib B=$(B32) ARCH=i386 I386=no JDK=$(I386_JDK))
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/doc/jvmpishim $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(B)/jvmpitrace $(DESTDIR)$(PREFIX)/bin/jvmpitrace
 	install -m 0644 include/jvmpi.h $(DESTDIR)$(PREFIX)/include/jvmpi.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' jvmpishim.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jvmpishim.pc
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/jvmpishim/
+install-lib:
+	install -d $(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/pkgconfig
+	install -m 0755 $(B)/libjvmpishim.so $(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/libjvmpishim.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@LIBDIR@|$(PREFIX)/lib/$(MULTIARCH)|g' \
+	  jvmpishim.pc.in > $(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/pkgconfig/jvmpishim.pc
 
 clean:
 	rm -rf $(B)
@@ -184,8 +232,25 @@ $(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
 
 # Reader of record= files, for people and tests (tools/jvmpitrace/, docs/recording.md).
 $(B)/jvmpitrace: $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR)
-	$(CC) -std=c11 $(WARN) -O2 -g -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) -o $@ $(TRACE_SRC) \
+	$(CC) -std=c11 $(WARN) -O2 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) $(LDFLAGS) -o $@ $(TRACE_SRC) \
 	  shim/core/recfmt.c shim/core/dumpcheck.c
 
 $(B)/jvmpidump: tests/tools/jvmpidump.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
+	$(CC) -std=c11 $(WARN) -O1 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) $(LDFLAGS) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
+
+# Debian packages (debian/, tools/deb.sh): into build/deb/ for this machine's architecture and,
+# on amd64 where `make i386` exists, build/deb/i386/; then lintian. The stamp is what make check
+# uses (tests/it/lifecycle/deb_install.sh installs the packages into a scratch root): they are
+# built again only when what goes into them changed. TOOL_HARDEN: debian/rules passes Debian's
+# hardening flags for jvmpitrace and jvmpidump, whose own -O levels stay.
+DEB_STAMP := $(B)/deb/.stamp
+DEB_INPUT := $(SHIM_SRC) $(SHIM_HDR) $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR) tests/tools/jvmpidump.c jvmpishim.pc.in \
+             Makefile README.md docs/mapping.md $(wildcard docs/*.md docs/man/* debian/* debian/*/*) tools/deb.sh
+$(DEB_STAMP): $(DEB_INPUT)
+	@tools/deb.sh
+	@touch $@
+check: $(DEB_STAMP)
+deb: $(DEB_STAMP)
+	@tools/deb.sh --lintian
+setup:
+	@echo "setup: everything make demo, make check and make deb need is installed"

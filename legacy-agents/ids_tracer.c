@@ -531,7 +531,7 @@ static void badids(JNIEnv *jni)
         switch (i % 6) {
         case 0: rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, (void *)((uintptr_t)id | 3)); break;
         case 1: rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, (void *)(uintptr_t)(0x1000 + 8 * (i & 255))); break;
-        case 2: rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, (void *)((uintptr_t)id + ((uintptr_t)1 << 42))); break;
+        case 2: rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, (void *)((uintptr_t)id + ((uintptr_t)1 << (sizeof(void *) == 8 ? 42 : 30)))); break;
         case 3: rc = jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, bs[(size_t)i % nb]); break;
         case 4: rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id); break;
         default: rc = jvmpi->jobjectID2jobject(id) != NULL ? JVMPI_SUCCESS : JVMPI_FAIL; break;

@@ -64,13 +64,27 @@ if [ $list = yes ]; then
   exit 0
 fi
 
-[ -n "$jdks" ] || jdks=$(tools/find-jdk.sh all)
 pass=0; fail=0; skip=0; failed_names=""
+# Every JDK of this machine's architecture, then the i386 ones when the i386 shim is built
+# (make i386); an i386 JDK without it is reported as skipped.
+if [ -z "$jdks" ]; then
+  jdks=$(tools/find-jdk.sh all)
+  j32=$(tools/find-jdk.sh all x86)
+  if [ -n "$j32" ] && [ "$(uname -m)" = x86_64 ]; then
+    if [ -f build/i386/libjvmpishim.so ]; then
+      jdks="$jdks $j32"
+    else
+      echo "SKIP integration tests on the i386 JDK ($(echo $j32)): build/i386/libjvmpishim.so not built (make i386)"
+      skip=$((skip+1))
+    fi
+  fi
+fi
 LOGS=$ROOT/build/test-logs$sfx
 mkdir -p "$LOGS"   # per-test logs are overwritten; parallel runs of other tests are left alone
 
 for t in $unit; do
-  name="unit/$(basename "$(dirname "$t")")/$(basename "$t")"
+  a32=""; case "$t" in */i386/*) a32=-i386 ;; esac   # build/i386/unit/...: the i386 build's
+  name="unit/$(basename "$(dirname "$t")")$a32/$(basename "$t")"
   log=$LOGS/$(echo "$name" | tr / _).log
   if timeout 120 "$t" >"$log" 2>&1; then
     pass=$((pass+1)); echo "ok   $name ($(tail -n 1 "$log"))"
@@ -137,8 +151,15 @@ for mode in default $modes; do
   v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$j/release" 2>/dev/null)
   # Each JDK found runs the tests: two builds of one major (Debian's and another vendor's
   # 17) get labels of their own (jdk17, jdk17-<directory>), so neither's logs hide the other's.
-  lab=jdk$v
-  case "$seen_labels" in *" $lab "*) lab=jdk$v-$(basename "$j") ;; esac
+  # Each JDK runs on the shim and agents of its architecture (OS_ARCH in its release file):
+  # an i386 JDK on build/i386/ (make i386), labelled jdkN-i386.
+  ab=$ROOT/build; idb=8
+  case "$(sed -n 's/^OS_ARCH="\(.*\)"/\1/p' "$j/release" 2>/dev/null)" in
+    i?86|x86) ab=$ROOT/build/i386; idb=4; v32=-i386 ;;
+    *) v32="" ;;
+  esac
+  lab=jdk$v$v32
+  case "$seen_labels" in *" $lab "*) lab=jdk$v$v32-$(basename "$j") ;; esac
   seen_labels="$seen_labels$lab "
   for entry in ${tests_sel[@]+"${tests_sel[@]}"}; do
     tname=${entry%% *}; t=${entry#* }
@@ -148,8 +169,8 @@ for mode in default $modes; do
     rm -rf "$work"; mkdir -p "$work"
     log=$LOGS/${lab}${mname}_$tname.log
     start=$(date +%s)
-    JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ROOT/build/libjvmpishim.so \
-      AGENTS=$ROOT/build/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \
+    JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ab/libjvmpishim.so ARCH_BUILD=$ab ID_BYTES=$idb \
+      AGENTS=$ab/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \
       timeout -k 10 300 bash "$t" >"$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))

@@ -10,6 +10,13 @@
 
 #include <stdlib.h>
 
+/* A class file bigger than this is a runaway, not a class: 1 TiB, 1 GiB in 32 bits. */
+#if SIZE_MAX > 0xFFFFFFFFu
+#define BUF_CAP_MAX ((size_t)1 << 40)
+#else
+#define BUF_CAP_MAX ((size_t)1 << 30)
+#endif
+
 /* Make room for n more bytes. Out of memory, the buffer stops growing and is marked: the
  * writes that follow are dropped, and the caller checks oom once at the end. */
 bool cf_buf_grow(struct buf *b, size_t n)
@@ -18,7 +25,7 @@ bool cf_buf_grow(struct buf *b, size_t n)
         return false;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n) {
-        if (cap > ((size_t)1 << 40)) {
+        if (cap > BUF_CAP_MAX) {
             b->oom = true;
             return false;
         }

@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PTR ((size_t)sizeof(void *))
+/* Ids and other pointer-sized fields are as wide as the writer's pointers: 8 bytes from an
+ * x86-64 shim, 4 from an i386 one. The walkers take the width, so one reader (jvmpitrace,
+ * jvmpidump on the host) reads dumps of both. */
+#define PTR (c.ptr)
 
 struct cur {
     const unsigned char *p;
     size_t len, off;
+    size_t ptr; /* 4 or 8 */
 };
 
 static bool need(struct cur *c, size_t n) { return c->off <= c->len && n <= c->len - c->off; }
@@ -25,7 +29,7 @@ static bool need(struct cur *c, size_t n) { return c->off <= c->len && n <= c->l
 static uint64_t rd_ptr(struct cur *c)
 {
     uint64_t v = 0;
-    if (PTR == 8) {
+    if (c->ptr == 8) {
         uint64_t x;
         memcpy(&x, c->p + c->off, 8);
         v = x;
@@ -34,7 +38,7 @@ static uint64_t rd_ptr(struct cur *c)
         memcpy(&x, c->p + c->off, 4);
         v = x;
     }
-    c->off += PTR;
+    c->off += c->ptr;
     return v;
 }
 
@@ -52,29 +56,34 @@ static uint16_t rd_u2(struct cur *c)
     return (uint16_t)(q[0] << 8 | q[1]);
 }
 
-int dump_type_size(int t)
+static int type_size(int t, size_t ptr)
 {
     switch (t) {
     case JVMPI_BOOLEAN: case JVMPI_BYTE: return 1;
     case JVMPI_CHAR: case JVMPI_SHORT: return 2;
     case JVMPI_INT: case JVMPI_FLOAT: return 4;
     case JVMPI_LONG: case JVMPI_DOUBLE: return 8;
-    case JVMPI_CLASS: return (int)PTR;
+    case JVMPI_CLASS: return (int)ptr;
     default: return -1;
     }
 }
 
-int dump_sig_size(char c)
+static int sig_size(char c, size_t ptr)
 {
     switch (c) {
     case 'Z': case 'B': return 1;
     case 'C': case 'S': return 2;
     case 'I': case 'F': return 4;
     case 'J': case 'D': return 8;
-    case 'L': case '[': return (int)PTR;
+    case 'L': case '[': return (int)ptr;
     default: return -1;
     }
 }
+
+int dump_type_size(int t) { return type_size(t, sizeof(void *)); }
+int dump_sig_size(char c) { return sig_size(c, sizeof(void *)); }
+int dump_type_size_w(int t, int id_size) { return type_size(t, (size_t)id_size); }
+int dump_sig_size_w(char c, int id_size) { return sig_size(c, (size_t)id_size); }
 
 #define BAD(...)                                                                  \
     do {                                                                          \
@@ -87,7 +96,19 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
                    void *lookup_ctx, dump_record_fn fn, void *fn_ctx, size_t *bad, char *msg,
                    size_t msglen)
 {
-    struct cur c = {p, len, 0};
+    return dump_walk_heap_w(p, len, (int)sizeof(void *), level, lookup, lookup_ctx, fn, fn_ctx,
+                            bad, msg, msglen);
+}
+
+int dump_walk_heap_w(const unsigned char *p, size_t len, int id_size, int level,
+                     dump_class_lookup lookup, void *lookup_ctx, dump_record_fn fn, void *fn_ctx,
+                     size_t *bad, char *msg, size_t msglen)
+{
+    struct cur c = {p, len, 0, (size_t)id_size};
+    if (id_size != 4 && id_size != 8) {
+        size_t start = 0;
+        BAD("ids of %d bytes: a dump's ids are 4 or 8 bytes", id_size);
+    }
     while (c.off < c.len) {
         size_t start = c.off;
         struct dump_record r;
@@ -95,7 +116,7 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
         r.offset = start;
         r.type = c.p[c.off++];
         if (level == 0) {
-            if (r.type != JVMPI_NORMAL_OBJECT && dump_type_size(r.type) < 0)
+            if (r.type != JVMPI_NORMAL_OBJECT && type_size(r.type, PTR) < 0)
                 BAD("level-0 record at %zu: type %d is not an object type", start, r.type);
             if (!need(&c, PTR))
                 BAD("level-0 record at %zu: truncated id", start);
@@ -143,7 +164,7 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
                 if (!need(&c, 3)) BAD("CLASS_DUMP at %zu: truncated constant pool", start);
                 c.off += 2;
                 int ty = c.p[c.off++];
-                int sz = dump_type_size(ty);
+                int sz = type_size(ty, PTR);
                 if (sz < 0 || !need(&c, (size_t)sz))
                     BAD("CLASS_DUMP at %zu: constant pool entry %u has type %d", start, i, ty);
                 c.off += (size_t)sz;
@@ -153,7 +174,7 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
                 char t = ci.static_types[i];
                 if (t != 'L' && t != '[' && level < 2)
                     continue; /* level 1: primitive statics are not written */
-                int sz = dump_sig_size(t);
+                int sz = sig_size(t, PTR);
                 if (sz < 0 || !need(&c, (size_t)sz))
                     BAD("CLASS_DUMP at %zu: truncated static %d", start, i);
                 c.off += (size_t)sz;
@@ -189,7 +210,7 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
             r.id = rd_ptr(&c);
             r.u4 = rd_u4(&c);
             r.elem_type = c.p[c.off++];
-            int sz = dump_type_size(r.elem_type);
+            int sz = type_size(r.elem_type, PTR);
             if (sz < 0 || r.elem_type == JVMPI_CLASS)
                 BAD("PRIM_ARRAY_DUMP at %zu: element type %d", start, r.elem_type);
             r.data = c.p + c.off;
@@ -216,7 +237,17 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
 int dump_walk_monitor(const unsigned char *p, size_t len, dump_record_fn fn, void *fn_ctx,
                       size_t *bad, char *msg, size_t msglen)
 {
-    struct cur c = {p, len, 0};
+    return dump_walk_monitor_w(p, len, (int)sizeof(void *), fn, fn_ctx, bad, msg, msglen);
+}
+
+int dump_walk_monitor_w(const unsigned char *p, size_t len, int id_size, dump_record_fn fn,
+                        void *fn_ctx, size_t *bad, char *msg, size_t msglen)
+{
+    struct cur c = {p, len, 0, (size_t)id_size};
+    if (id_size != 4 && id_size != 8) {
+        size_t start = 0;
+        BAD("ids of %d bytes: a dump's ids are 4 or 8 bytes", id_size);
+    }
     while (c.off < c.len) {
         size_t start = c.off;
         struct dump_record r;

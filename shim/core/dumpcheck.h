@@ -18,7 +18,7 @@ struct dump_class_info {
 typedef bool (*dump_class_lookup)(void *ctx, uint64_t class_id, struct dump_class_info *out);
 
 /* One decoded record. Fields not used by a record type are 0. Values are as in the dump:
- * ids native, numbers already converted from big-endian. */
+ * ids native (of the dump's id size), numbers already converted from big-endian. */
 struct dump_record {
     size_t offset;
     int type;                   /* record type (root/dump kind, or level-0 object type) */
@@ -42,6 +42,15 @@ int dump_walk_heap(const unsigned char *p, size_t len, int level, dump_class_loo
                    size_t msglen);
 int dump_walk_monitor(const unsigned char *p, size_t len, dump_record_fn fn, void *fn_ctx,
                       size_t *bad, char *msg, size_t msglen);
+/* The same for a dump whose ids and pointer-sized fields are id_size bytes (4: written on
+ * i386, 8: on x86-64), whatever this reader's own pointers are. */
+int dump_walk_heap_w(const unsigned char *p, size_t len, int id_size, int level,
+                     dump_class_lookup lookup, void *lookup_ctx, dump_record_fn fn, void *fn_ctx,
+                     size_t *bad, char *msg, size_t msglen);
+int dump_walk_monitor_w(const unsigned char *p, size_t len, int id_size, dump_record_fn fn,
+                        void *fn_ctx, size_t *bad, char *msg, size_t msglen);
+int dump_type_size_w(int type_code, int id_size);
+int dump_sig_size_w(char c, int id_size);
 /* Size in the dump of a value of JVMPI type code t (4..11) or signature char c. */
 int dump_type_size(int type_code);
 int dump_sig_size(char c);

@@ -12,8 +12,8 @@
  * futex word that NotifyAll moves on.
  *
  * Monitors live in slots of chunks that are never freed, and the JVMPI_RawMonitor handed
- * out is not an address but a handle: a tag in the top 16 bits, the slot's generation and
- * its index. A call first checks the tag, finds the slot by index and compares the slot's
+ * out is not an address but a handle: a tag (the top 16 bits; on i386 the low 3), the slot's
+ * generation and its index. A call first checks the tag, finds the slot by index and compares the slot's
  * current id with the handle: NULL, garbage and destroyed ids are told apart and ignored
  * with a warning (HotSpot's magic check ignored them silently), without reading anything
  * but the shim's own slots, and a destroyed slot's next monitor has another generation.
@@ -50,18 +50,36 @@
 #include <time.h>
 #include <unistd.h>
 
-/* id = RM_TAG << 48 | generation << RM_IDX_BITS | slot index; never NULL, never canonical
- * user-space address, so a pointer or a truncated id passed back is told apart at once. */
+/* The handle's layout is pointer-sized.
+ * 64 bits: RM_TAG << 48 | generation << RM_IDX_BITS | slot index; never NULL, never a
+ * canonical user-space address, so a pointer or a truncated id passed back is told apart at
+ * once.
+ * 32 bits (i386): every value is a user-space address there, so the tag is in the low three
+ * bits instead: generation << (RM_IDX_BITS + 3) | slot index << 3 | 5. Never NULL, never a
+ * 4-aligned address (what malloc, a stack slot or a struct member of a pointer returns), and
+ * never a small integer an agent would confuse with one (the tag makes it at least 5 and odd).
+ * Fewer bits: 65536 monitors live at once and 8192 generations a slot (x86-64: 2^20, 2^28). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define RM_TAG 0x4a50u /* "JP" */
 #define RM_IDX_BITS 20
 #define RM_GEN_BITS 28
+#define RM_IDX_SHIFT 0
+#define RM_TAG_OF(v) ((v) >> 48)
+_Static_assert(16 + RM_GEN_BITS + RM_IDX_BITS == 64, "a raw monitor handle is a 64-bit tag | generation | index");
+#else
+#define RM_TAG 5u
+#define RM_IDX_BITS 16
+#define RM_GEN_BITS 13
+#define RM_IDX_SHIFT 3
+#define RM_TAG_OF(v) ((v) & 7u)
+_Static_assert(RM_IDX_SHIFT + RM_GEN_BITS + RM_IDX_BITS == 32, "a raw monitor handle is generation | index | 3-bit tag");
+#endif
 #define RM_CHUNK_BITS 8
 #define RM_CHUNK (1u << RM_CHUNK_BITS)
 #define RM_MAX_CHUNKS (1u << (RM_IDX_BITS - RM_CHUNK_BITS))
 #define RM_IDX_MASK ((1u << RM_IDX_BITS) - 1)
 #define RM_GEN_MASK ((1u << RM_GEN_BITS) - 1)
-_Static_assert(sizeof(uintptr_t) == 8 && 16 + RM_GEN_BITS + RM_IDX_BITS == 64,
-               "a raw monitor handle is a 64-bit tag | generation | index");
+#define RM_INDEX_OF(v) ((uint32_t)((v) >> RM_IDX_SHIFT) & RM_IDX_MASK)
 
 struct holder;
 
@@ -94,7 +112,11 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline uintptr_t make_id(uint32_t gen, uint32_t index)
 {
+#if UINTPTR_MAX > 0xFFFFFFFFu
     return (uintptr_t)RM_TAG << 48 | (uintptr_t)gen << RM_IDX_BITS | index;
+#else
+    return (uintptr_t)gen << (RM_IDX_BITS + RM_IDX_SHIFT) | (uintptr_t)index << RM_IDX_SHIFT | RM_TAG;
+#endif
 }
 
 static inline struct rawmon *slot_at(uint32_t index)
@@ -107,9 +129,9 @@ static inline struct rawmon *slot_at(uint32_t index)
 static inline struct rawmon *find(JVMPI_RawMonitor id)
 {
     uintptr_t v = (uintptr_t)id;
-    if (__builtin_expect(v >> 48 != RM_TAG, 0))
+    if (__builtin_expect(RM_TAG_OF(v) != RM_TAG, 0))
         return NULL;
-    struct rawmon *m = slot_at((uint32_t)(v & RM_IDX_MASK));
+    struct rawmon *m = slot_at(RM_INDEX_OF(v));
     if (__builtin_expect(m == NULL, 0))
         return NULL;
     /* Acquire: the name and flags set before the id was published are visible. */
@@ -122,7 +144,7 @@ static __attribute__((noinline, cold)) void bad_id(struct instance *inst, JVMPI_
     uintptr_t v = (uintptr_t)id;
     if (id == NULL)
         report_misuse(inst, LOG_WARN, "%s(NULL): not a raw monitor; ignored", fn);
-    else if (v >> 48 == RM_TAG && (v & RM_IDX_MASK) < atomic_load(&n_slots))
+    else if (RM_TAG_OF(v) == RM_TAG && RM_INDEX_OF(v) < atomic_load(&n_slots))
         report_misuse(inst, LOG_WARN, "%s(%p): unknown or destroyed raw monitor (destroyed); "
                                       "ignored", fn, (void *)id);
     else

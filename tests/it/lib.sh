@@ -2,7 +2,9 @@
 #
 # The driver (tests/run.sh) exports: JAVA (java of the JDK under test), JDK_MAJOR, SHIM
 # (build/libjvmpishim.so), AGENTS (build/agents, the legacy agents lib*.so), CLASSES
-# (build/classes, the Java workloads), WORK (an empty directory for this test), ROOT.
+# (build/classes, the Java workloads), WORK (an empty directory for this test), ROOT,
+# ARCH_BUILD (build/ or build/i386/: the JDK's architecture's build, for its native JVMTI
+# tools/) and ID_BYTES (8, or 4 on i386: the width of the ids in the agents' dumps).
 # A test calls run_java, then checks with expect_* ; it ends with `finish`. Every check
 # prints "ok ..." or "FAIL ..."; finish exits 1 if any check failed.
 set -u

@@ -3,6 +3,9 @@
  *   jvmpidump heap LEVEL DUMPFILE [CLASSFILE]     a HEAP_DUMP buffer (begin..end)
  *   jvmpidump object DUMPFILE [CLASSFILE]         an OBJECT_DUMP buffer (level 2)
  *   jvmpidump monitor DUMPFILE                    a MONITOR_DUMP buffer
+ *   jvmpidump --ids=4|8 ...                       ids (and pointer-sized fields) of that
+ *                                                 width: 4 for a dump an i386 agent wrote
+ *                                                 (default: this build's pointer size)
  *
  * CLASSFILE holds what an agent learns from CLASS_LOAD, one class a line:
  *   C <class id hex> <num_interfaces> <static types|-> <instance types|-> <name>
@@ -28,6 +31,7 @@ struct cls {
 static struct cls *classes;
 static size_t ncls;
 static int level;
+static int idw = (int)sizeof(void *); /* the dump's id width: --ids */
 static size_t nrec;
 
 static struct cls *find(uint64_t id)
@@ -60,10 +64,16 @@ static uint64_t be(const unsigned char *p, int n)
 
 static const unsigned char *print_value(char t, const unsigned char *p)
 {
-    int sz = dump_sig_size(t);
+    int sz = dump_sig_size_w(t, idw);
     if (t == 'L' || t == '[') {
         uint64_t v = 0;
-        memcpy(&v, p, sizeof(void *));
+        if (idw == 4) {
+            uint32_t v4;
+            memcpy(&v4, p, 4);
+            v = v4;
+        } else {
+            memcpy(&v, p, 8);
+        }
         printf(" %c:%#" PRIx64, 'L', v);
     } else if (t == 'F') {
         uint32_t b = (uint32_t)be(p, 4);
@@ -139,7 +149,7 @@ static void print_rec(void *ctx, const struct dump_record *r)
     case JVMPI_GC_OBJ_ARRAY_DUMP: {
         printf("OBJARRAY id=%#" PRIx64 " len=%u elemclass=%#" PRIx64 " elems:", r->id, r->u4, r->id2);
         for (uint32_t i = 0; i < r->u4; i++)
-            print_value('L', r->data + i * sizeof(void *));
+            print_value('L', r->data + i * (size_t)idw);
         printf("\n");
         break;
     }
@@ -156,6 +166,18 @@ static void print_rec(void *ctx, const struct dump_record *r)
     }
 }
 
+static uint64_t rd_id(const unsigned char *p)
+{
+    if (idw == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 static void print_mon(void *ctx, const struct dump_record *r)
 {
     (void)ctx;
@@ -163,17 +185,15 @@ static void print_mon(void *ctx, const struct dump_record *r)
     if (r->type == JVMPI_MONITOR_JAVA)
         printf("MONITOR JAVA object=%#" PRIx64, r->id);
     else
-        printf("MONITOR RAW name=%p id=%#" PRIx64, (const void *)r->name, r->id);
+        printf("MONITOR RAW name=%#" PRIx64 " id=%#" PRIx64, (uint64_t)(uintptr_t)r->name, r->id);
     printf(" owner=%#" PRIx64 " entry=%u enter=%u:", r->id2, r->u4, r->n1);
     for (uint32_t i = 0; i < r->n1; i++) {
-        uint64_t e = 0;
-        memcpy(&e, r->list1 + i * sizeof(void *), sizeof(void *));
+        uint64_t e = rd_id(r->list1 + i * (size_t)idw);
         printf(" %#" PRIx64, e);
     }
     printf(" notify=%u:", r->n2);
     for (uint32_t i = 0; i < r->n2; i++) {
-        uint64_t e = 0;
-        memcpy(&e, r->list2 + i * sizeof(void *), sizeof(void *));
+        uint64_t e = rd_id(r->list2 + i * (size_t)idw);
         printf(" %#" PRIx64, e);
     }
     printf("\n");
@@ -226,8 +246,17 @@ static void load_classes(const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strncmp(argv[1], "--ids=", 6) == 0) {
+        idw = atoi(argv[1] + 6);
+        if (idw != 4 && idw != 8) {
+            fprintf(stderr, "jvmpidump: %s: ids are 4 (i386) or 8 (x86-64) bytes\n", argv[1]);
+            return 2;
+        }
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: jvmpidump heap LEVEL DUMP [CLASSES] | object DUMP [CLASSES] | monitor DUMP\n");
+        fprintf(stderr, "usage: jvmpidump [--ids=4|8] heap LEVEL DUMP [CLASSES] | object DUMP [CLASSES] | monitor DUMP\n");
         return 2;
     }
     size_t len = 0, bad = 0;
@@ -235,7 +264,7 @@ int main(int argc, char **argv)
     int rc;
     if (strcmp(argv[1], "monitor") == 0) {
         unsigned char *p = slurp(argv[2], &len);
-        rc = dump_walk_monitor(p, len, print_mon, NULL, &bad, msg, sizeof msg);
+        rc = dump_walk_monitor_w(p, len, idw, print_mon, NULL, &bad, msg, sizeof msg);
     } else {
         bool heap = strcmp(argv[1], "heap") == 0;
         int a = heap ? 3 : 2;
@@ -243,9 +272,9 @@ int main(int argc, char **argv)
         if (argc > a + 1)
             load_classes(argv[a + 1]);
         unsigned char *p = slurp(argv[a], &len);
-        rc = dump_walk_heap(p, len, level, lookup, NULL, pass1, NULL, &bad, msg, sizeof msg);
+        rc = dump_walk_heap_w(p, len, idw, level, lookup, NULL, pass1, NULL, &bad, msg, sizeof msg);
         if (rc == 0)
-            rc = dump_walk_heap(p, len, level, lookup, NULL, print_rec, NULL, &bad, msg, sizeof msg);
+            rc = dump_walk_heap_w(p, len, idw, level, lookup, NULL, print_rec, NULL, &bad, msg, sizeof msg);
     }
     if (rc != 0) {
         printf("BAD at offset %zu: %s\n", bad, msg);

@@ -533,11 +533,16 @@ static void check_dump(struct ck *c, const struct tr_rec *r, int t)
     size_t bad = 0;
     char msg[256] = "";
     int rc;
+    /* The dump's ids are as wide as the recording shim's pointers (its header says): a
+     * recording made on i386 is read here whatever this reader's own width. */
+    const char *ps = tr_header(c->f, "pointer_size");
+    int idw = ps != NULL && atoi(ps) == 4 ? 4 : 8;
     if (t == JVMPI_EVENT_MONITOR_DUMP)
-        rc = dump_walk_monitor(data->s, data->len, dump_record, &d, &bad, msg, sizeof msg);
+        rc = dump_walk_monitor_w(data->s, data->len, idw, dump_record, &d, &bad, msg, sizeof msg);
     else
-        rc = dump_walk_heap(data->s, data->len, t == JVMPI_EVENT_HEAP_DUMP ? (int)tr_i(r, F_LEVEL) : 2,
-                            dump_lookup, &d, dump_record, &d, &bad, msg, sizeof msg);
+        rc = dump_walk_heap_w(data->s, data->len, idw,
+                              t == JVMPI_EVENT_HEAP_DUMP ? (int)tr_i(r, F_LEVEL) : 2,
+                              dump_lookup, &d, dump_record, &d, &bad, msg, sizeof msg);
     if (d.values || rc != 0) /* ids in values, or ids past where the walk stopped */
         c->dump_values = true;
     if (rc == 0)

@@ -43,7 +43,7 @@ expect_grep "$o" '^dump: JVM_SHUT_DOWN ' "JVM shut down normally after the bad r
 for f in 0 1 2 null; do
   l=$f; [ "$f" = null ] && l=2
   if [ -f "$WORK/heap$f.dump" ]; then
-    "$D" heap $l "$WORK/heap$f.dump" "$C" >"$WORK/dec$f" 2>&1
+    "$D" --ids="${ID_BYTES:-8}" heap $l "$WORK/heap$f.dump" "$C" >"$WORK/dec$f" 2>&1
     expect_grep "$WORK/dec$f" "^OK [0-9]+ records, $(stat -c %s "$WORK/heap$f.dump") bytes\$" "heap$f.dump: decoder consumed all bytes"
   else
     bad "heap$f.dump not written"; : >"$WORK/dec$f"

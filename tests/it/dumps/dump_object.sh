@@ -31,7 +31,7 @@ expect_grep "$o" '^dump: walked heap2.dump: ' "agent walked the heap dump with i
 
 cid() { awk -v n="$1" '$1 == "C" && $6 == n { print "0x" $2; exit }' "$C"; }
 DM=$(cid DumpMarker); OBJ=$(cid java.lang.Object)
-"$D" heap 2 "$WORK/heap2.dump" "$C" >"$WORK/dec2" 2>&1
+"$D" --ids="${ID_BYTES:-8}" heap 2 "$WORK/heap2.dump" "$C" >"$WORK/dec2" 2>&1
 expect_grep "$WORK/dec2" '^OK ' "heap2.dump decodes"
 mk() { awk -v k="I:$1" '$1 == "INSTANCE" && $5 == "name=DumpMarker" && $12 == k { print substr($2, 4); exit }' "$WORK/dec2"; }
 M0=$(mk 0); M1=$(mk 1); M7=$(mk 7); M8=$(mk 8)
@@ -50,7 +50,7 @@ for t in marker7 marker0 ints objs markers_array class_DumpMarker class_DumpMark
   if [ -f "$f" ] && cmp -s "$f" "$WORK/heaprec_$t.bin"; then
     ok "$t: obj_$t.dump equals its record in heap2.dump byte for byte ($(stat -c %s "$f") bytes)"
   else bad "$t: obj_$t.dump differs from / lacks heaprec_$t.bin"; fi
-  "$D" object "$f" "$C" >"$WORK/dec_$t" 2>&1
+  "$D" --ids="${ID_BYTES:-8}" object "$f" "$C" >"$WORK/dec_$t" 2>&1
   expect_grep "$WORK/dec_$t" "^OK 1 records, $dl bytes\$" "$t: decodes as exactly one record of data_len bytes"
 done
 

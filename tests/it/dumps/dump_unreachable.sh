@@ -105,7 +105,7 @@ for run in 0 1 2 2,track; do
   if [ "$lvl" != 0 ]; then
     dec=$WORK/dec.$run
     if [ -s "$WORK/heap$lvl.dump" ]; then
-      "$D" heap "$lvl" "$WORK/heap$lvl.dump" "$WORK/classes.txt" >"$dec" 2>&1
+      "$D" --ids="${ID_BYTES:-8}" heap "$lvl" "$WORK/heap$lvl.dump" "$WORK/classes.txt" >"$dec" 2>&1
       expect_grep "$dec" "^OK [0-9]+ records, $(stat -c %s "$WORK/heap$lvl.dump") bytes\$" "[$t] the dump decodes whole"
     else
       bad "[$t] heap$lvl.dump not written"; : >"$dec"
@@ -128,7 +128,7 @@ for run in 0 1 2 2,track; do
   expect_grep <(echo "$od") ' rc=0 bytes=[1-9][0-9]* ' "[$t] OBJECT_DUMP of a dropped object answered"
   id=$(echo "$od" | sed -n 's/.* id=\(0x[0-9a-f]*\) .*/\1/p')
   if [ -s "$WORK/obj_ExitCensusDropped.dump" ]; then
-    "$D" object "$WORK/obj_ExitCensusDropped.dump" "$WORK/classes.txt" >"$WORK/odec.$run" 2>&1
+    "$D" --ids="${ID_BYTES:-8}" object "$WORK/obj_ExitCensusDropped.dump" "$WORK/classes.txt" >"$WORK/odec.$run" 2>&1
     rec=$(grep '^INSTANCE ' "$WORK/odec.$run")
     echo "     $rec"
     expect_grep "$WORK/odec.$run" "^INSTANCE id=${id:-none} class=0x[0-9a-f]+ bytes=[0-9]+ name=ExitCensusDropped fields: L:(0|0x[0-9a-f]+) L:0x[0-9a-f]+ D:[0-9.]+ I:[0-9]+\$" \

@@ -40,7 +40,7 @@
 # The agent's figures (classes and methods rewritten, time spent rewriting) are printed.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=120
-AGENT=$ROOT/build/tools/libbcitest.so
+AGENT=${ARCH_BUILD:-$ROOT/build}/tools/libbcitest.so
 JAVAP=$JDK_HOME_T/bin/javap
 [ -f "$AGENT" ] || { bad "no $AGENT (run make all)"; finish; }
 

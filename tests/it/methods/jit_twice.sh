@@ -11,7 +11,7 @@
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=90
 o=$WORK/out
-GEN="-agentpath:$ROOT/build/tools/libcmlgen.so"
+GEN="-agentpath:${ARCH_BUILD:-$ROOT/build}/tools/libcmlgen.so"
 
 check() {
   expect_rc 0
