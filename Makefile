@@ -253,4 +253,4 @@ check: $(DEB_STAMP)
 deb: $(DEB_STAMP)
 	@tools/deb.sh --lintian
 setup:
-	@echo "setup: everything make demo, make check and make deb need is installed"
+	@tools/deps.sh --print setup
