@@ -16,6 +16,9 @@
 #                        i386 JDK or no multilib compiler is found. `make` builds it too when both
 #                        are present (I386=no turns that off); make check then runs the unit tests
 #                        of both and the integration tests on the i386 JDKs with build/i386/.
+#   make deb             Debian packages (debian/) into build/deb/, build/deb/i386/; lintian
+#   make setup           what make demo, check and deb need from the system: all there?
+#                        (demo, check and deb install what is missing first: tools/deps.sh)
 #
 # make also builds build/jvmpitrace, which reads what record=PATH writes (docs/recording.md).
 #
@@ -253,4 +256,4 @@ check: $(DEB_STAMP)
 deb: $(DEB_STAMP)
 	@tools/deb.sh --lintian
 setup:
-	@echo "setup: everything make demo, make check and make deb need is installed"
+	@tools/deps.sh --print setup
