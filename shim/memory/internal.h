@@ -3,7 +3,8 @@
  * The object events are split by job: alloc.c posts OBJECT_ALLOC (the JVMTI sampling it
  * rests on, the first use of an object JVMTI never reported, RequestEvent), gc.c posts the
  * GC bracket with the OBJECT_FREEs it carries, memory.c holds the start-up side (the rows,
- * the heap walk that announces what existed, the statistics). They share the tracked heap,
+ * the heap walk that announces what existed, the statistics), facts.c keeps what the last
+ * heap dump saw of each object, for the OBJECT_ALLOC requests after it. They share the tracked heap,
  * the figures GC_FINISH reports: alloc.c adds to it, gc.c takes from it. Its counters are
  * touched on every allocation and every free, so they are static inline here over one
  * array; everything else crosses files once per collection, sweep, large object or option
