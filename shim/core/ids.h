@@ -16,7 +16,14 @@
 
 #include "core/shim.h"
 
+/* i386: a jobjectID has 32 bits, so the id is bits 3..31 and bits 32..43 stay 0; the ids
+ * are reissued after the space wraps, never while live (core/idspace.h). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define TAG_ID_MASK ((jlong)0x00000FFFFFFFFFF8LL)
+#else
+#define TAG_ID_MASK ((jlong)0x00000000FFFFFFF8LL)
+#define IDS_32 1
+#endif
 #define TAG_ALLOCATED ((jlong)1)
 #define TAG_KEPT ((jlong)4)
 #define TAG_SIZE_SHIFT 44
