@@ -24,6 +24,9 @@
 # start-up announcement show only there. With --modes-list FILE only the tests named in FILE
 # (one name per line, '#' comments) run in those modes; the default run still runs them all.
 # The mode's options go before the test's own, so a test that asks for a mode keeps it.
+# Each JDK runs on the build of its architecture (build/ or build/i386/, make i386). Where
+# the kernel cannot execute i386 programs, the i386 unit tests run under qemu-i386 and the
+# i386 integration tests are skipped unless JVMPI_TEST_QEMU=1.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -87,7 +90,7 @@ if [ "$(uname -m)" = x86_64 ] && [ -x build/i386/hprofcheck ] &&
    { build/i386/hprofcheck >/dev/null 2>&1; [ $? -eq 126 ]; }; then
   i386_native=no
   if command -v qemu-i386 >/dev/null; then
-    echo "NOTE this kernel does not execute i386 binaries: the i386 tests run under qemu-i386 (slower)"
+    echo "NOTE this kernel does not execute i386 binaries: the i386 unit tests run under qemu-i386"
   fi
 fi
 i386_run() {
@@ -95,11 +98,14 @@ i386_run() {
   elif command -v qemu-i386 >/dev/null; then echo "qemu-i386 -L / $1"
   else return 1; fi
 }
-# i386_jdk DIR: a JDK directory whose bin/ programs run here: DIR itself, or a shadow of it
-# in build/i386/ whose bin/ wrappers start DIR's programs under qemu-i386.
+# i386_jdk DIR: a JDK directory whose bin/ programs run here: DIR itself, or, only when
+# JVMPI_TEST_QEMU=1, a shadow of it in build/i386/ whose bin/ wrappers start DIR's programs
+# under qemu-i386: a JVM there is 10-30x slower and its JIT-compiled code at times trips
+# HotSpot's own checks (a crash in jcmd, without the shim), so it is for looking at one
+# test, not for make check.
 i386_jdk() {
   if [ $i386_native = yes ]; then echo "$1"; return 0; fi
-  command -v qemu-i386 >/dev/null || return 1
+  [ "${JVMPI_TEST_QEMU:-0}" = 1 ] && command -v qemu-i386 >/dev/null || return 1
   local sh=$ROOT/build/i386/jdk-qemu-$(basename "$1") e
   if [ ! -x "$sh/bin/java" ]; then
     rm -rf "$sh"; mkdir -p "$sh/bin"
@@ -201,7 +207,7 @@ for mode in default $modes; do
   esac
   jrun=$j
   if [ -n "$v32" ] && ! jrun=$(i386_jdk "$j"); then
-    echo "SKIP all integration tests on $j: this kernel does not execute i386 binaries (install qemu-user)"
+    echo "SKIP all integration tests on $j: this kernel does not execute i386 binaries (JVMPI_TEST_QEMU=1 runs them under qemu-i386, package qemu-user, slowly)"
     skip=$((skip+1)); continue
   fi
   lab=jdk$v$v32
