@@ -33,6 +33,17 @@ static uint32_t rnd(void)
     return (uint32_t)rng;
 }
 
+static void drop_sets(struct idspace *s)
+{
+    for (int i = 0; i < 3; i++) {
+        struct idset *st = atomic_load(&s->slot[i]);
+        if (st != NULL) {
+            free(st->keys);
+            free(st);
+        }
+    }
+}
+
 static void kill_at(size_t k)
 {
     live[pool[k]] = 0;
@@ -108,6 +119,7 @@ static void simulate(void)
     CHECK(serial_lost == 0, "every live id answers a serial (%ld did not)", serial_lost);
     CHECK(wrongly_known == 0, "no id beyond those issued answers one (%ld)", wrongly_known);
     CHECK(exhausted < issued / 100, "the pass is rarely late (%ld of %ld)", exhausted, issued);
+    drop_sets(&s);
 }
 
 /* The real space: 2^29 ids from 0x80000, started 100 ids before its top. */
@@ -142,6 +154,7 @@ static void real_space(void)
     CHECK(idspace_serial(&s, 0xFFFFFF00u) != 0, "an id issued after the pass is kept out");
     CHECK(idspace_serial(&s, 0x80000000u) == 0, "an id not yet issued in this epoch is refused");
     CHECK(idspace_serial(&s, base) != 0, "the id just issued resolves");
+    drop_sets(&s);
 }
 
 int main(void)
