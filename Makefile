@@ -85,7 +85,7 @@ TRACE_SRC := $(sort $(wildcard tools/jvmpitrace/*.c))
 TRACE_HDR := tools/jvmpitrace/trace.h shim/core/recfmt.h shim/core/dumpcheck.h include/jvmpi.h
 TRACE_LIB := $(filter-out tools/jvmpitrace/main.c,$(TRACE_SRC)) shim/core/recfmt.c shim/core/dumpcheck.c
 # Pure-C modules the unit tests link (no JVM needed).
-UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/dumpbuf.c shim/core/fidelity.c shim/core/elfsym.c \
+UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/idspace.c shim/core/dumpbuf.c shim/core/fidelity.c shim/core/elfsym.c \
              $(sort $(wildcard shim/classfile/*.c)) $(TRACE_LIB)
 
 JAVA_SRC  := $(wildcard tests/java/*.java)
@@ -109,7 +109,7 @@ all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(
 # The i386 build is this Makefile again, for ARCH=i386 with gcc -m32 into build/i386/. It
 # is part of make (and of check and install) on an x86-64 machine with an i386 JDK and a
 # compiler that links -m32 programs; make i386 asks for it and says what is missing.
-I386_APT := dpkg --add-architecture i386 \&\& apt-get update \&\& apt-get install gcc-multilib g++-multilib openjdk-17-jdk-headless:i386
+I386_APT := dpkg --add-architecture i386 && apt-get update && apt-get install gcc-multilib g++-multilib openjdk-17-jdk-headless:i386
 I386_JDK  = $(shell tools/find-jdk.sh build x86)
 have_m32  = $(shell printf 'int main(void) { return 0; }\n' | $(CC) -m32 -x c - -o /dev/null 2>/dev/null && echo yes)
 I386     ?= $(if $(filter x86_64,$(ARCH)),$(if $(I386_JDK),$(if $(have_m32),yes)))

@@ -24,6 +24,9 @@
 # start-up announcement show only there. With --modes-list FILE only the tests named in FILE
 # (one name per line, '#' comments) run in those modes; the default run still runs them all.
 # The mode's options go before the test's own, so a test that asks for a mode keeps it.
+# Each JDK runs on the build of its architecture (build/ or build/i386/, make i386). Where
+# the kernel cannot execute i386 programs, the i386 unit tests run under qemu-i386 and the
+# i386 integration tests are skipped unless JVMPI_TEST_QEMU=1.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -79,6 +82,42 @@ if [ -z "$jdks" ]; then
     fi
   fi
 fi
+# i386 binaries on a kernel that cannot execute them (no IA32 emulation: "Exec format
+# error") run under qemu-i386 (user mode, package qemu-user) when it is installed, said
+# once; without it their tests are skipped, loudly. i386_run BIN: the command that runs BIN.
+i386_native=yes
+if [ "$(uname -m)" = x86_64 ] && [ -x build/i386/hprofcheck ] &&
+   { build/i386/hprofcheck >/dev/null 2>&1; [ $? -eq 126 ]; }; then
+  i386_native=no
+  if command -v qemu-i386 >/dev/null; then
+    echo "NOTE this kernel does not execute i386 binaries: the i386 unit tests run under qemu-i386"
+  fi
+fi
+i386_run() {
+  if [ $i386_native = yes ]; then echo "$1"
+  elif command -v qemu-i386 >/dev/null; then echo "qemu-i386 -L / $1"
+  else return 1; fi
+}
+# i386_jdk DIR: a JDK directory whose bin/ programs run here: DIR itself, or, only when
+# JVMPI_TEST_QEMU=1, a shadow of it in build/i386/ whose bin/ wrappers start DIR's programs
+# under qemu-i386: a JVM there is 10-30x slower and its JIT-compiled code at times trips
+# HotSpot's own checks (a crash in jcmd, without the shim), so it is for looking at one
+# test, not for make check.
+i386_jdk() {
+  if [ $i386_native = yes ]; then echo "$1"; return 0; fi
+  [ "${JVMPI_TEST_QEMU:-0}" = 1 ] && command -v qemu-i386 >/dev/null || return 1
+  local sh=$ROOT/build/i386/jdk-qemu-$(basename "$1") e
+  if [ ! -x "$sh/bin/java" ]; then
+    rm -rf "$sh"; mkdir -p "$sh/bin"
+    for e in "$1"/*; do [ "$(basename "$e")" = bin ] || ln -s "$e" "$sh/$(basename "$e")"; done
+    for e in "$1"/bin/*; do
+      printf '#!/bin/sh\nexec qemu-i386 -L / %s "$@"\n' "$(readlink -f "$e")" >"$sh/bin/$(basename "$e")"
+      chmod +x "$sh/bin/$(basename "$e")"
+    done
+  fi
+  echo "$sh"
+}
+
 LOGS=$ROOT/build/test-logs$sfx
 mkdir -p "$LOGS"   # per-test logs are overwritten; parallel runs of other tests are left alone
 
@@ -86,7 +125,15 @@ for t in $unit; do
   a32=""; case "$t" in */i386/*) a32=-i386 ;; esac   # build/i386/unit/...: the i386 build's
   name="unit/$(basename "$(dirname "$t")")$a32/$(basename "$t")"
   log=$LOGS/$(echo "$name" | tr / _).log
-  if timeout 120 "$t" >"$log" 2>&1; then
+  run=$t
+  if [ -n "$a32" ] && [ $i386_native = no ] && case "$t" in */unit-san/*) true ;; *) false ;; esac; then
+    skip=$((skip+1)); echo "SKIP $name: AddressSanitizer does not run under qemu-i386"; continue
+  fi
+  if [ -n "$a32" ] && ! run=$(i386_run "$t"); then
+    skip=$((skip+1)); echo "SKIP $name: this kernel does not execute i386 binaries (install qemu-user)"; continue
+  fi
+  # shellcheck disable=SC2086 # run is a command and its program
+  if timeout 120 $run >"$log" 2>&1; then
     pass=$((pass+1)); echo "ok   $name ($(tail -n 1 "$log"))"
   else
     fail=$((fail+1)); failed_names="$failed_names $name"; echo "FAIL $name"; tail -n 15 "$log" | sed 's/^/     | /'
@@ -158,6 +205,11 @@ for mode in default $modes; do
     i?86|x86) ab=$ROOT/build/i386; idb=4; v32=-i386 ;;
     *) v32="" ;;
   esac
+  jrun=$j
+  if [ -n "$v32" ] && ! jrun=$(i386_jdk "$j"); then
+    echo "SKIP all integration tests on $j: this kernel does not execute i386 binaries (JVMPI_TEST_QEMU=1 runs them under qemu-i386, package qemu-user, slowly)"
+    skip=$((skip+1)); continue
+  fi
   lab=jdk$v$v32
   case "$seen_labels" in *" $lab "*) lab=jdk$v$v32-$(basename "$j") ;; esac
   seen_labels="$seen_labels$lab "
@@ -169,7 +221,7 @@ for mode in default $modes; do
     rm -rf "$work"; mkdir -p "$work"
     log=$LOGS/${lab}${mname}_$tname.log
     start=$(date +%s)
-    JDK_HOME_T=$j JDK_MAJOR=$v JAVA=$j/bin/java SHIM=$ab/libjvmpishim.so ARCH_BUILD=$ab ID_BYTES=$idb \
+    JDK_HOME_T=$jrun JDK_MAJOR=$v JAVA=$jrun/bin/java SHIM=$ab/libjvmpishim.so ARCH_BUILD=$ab ID_BYTES=$idb \
       AGENTS=$ab/agents CLASSES=$ROOT/build/classes WORK=$work ROOT=$ROOT VM_MODE=$mode \
       timeout -k 10 300 bash "$t" >"$log" 2>&1
     rc=$?

@@ -1,10 +1,11 @@
-/* elfsym.h — the dynamic symbol table (.dynsym) of an ELF64 file, read from the file.
+/* elfsym.h — the dynamic symbol table (.dynsym) of an ELF file of this build's class (ELF64
+ * on x86-64, ELF32 on i386), read from the file.
  *
  * Two parts of the shim read an agent library's exported names before or after dlopen:
  * face/loader.c (names that collide with the process's, which decide RTLD_DEEPBIND) and
  * classes/agent_natives.c (the agent's own Java_* natives). Both go through this one
  * reader, which trusts nothing in the file: every offset and size is checked against the
- * file's size without overflow, and the header, section and entry sizes must be ELF64's.
+ * file's size without overflow, and the header, section and entry sizes must be the class's.
  */
 #ifndef JVMPISHIM_ELFSYM_H
 #define JVMPISHIM_ELFSYM_H
@@ -33,5 +34,10 @@ int elfsym_scan(const unsigned char *m, size_t len, elfsym_fn fn, void *ctx, cha
 /* The same for the file at path (mapped read-only for the call); -1 also when it cannot
  * be opened or mapped, with the reason in err. */
 int elfsym_each(const char *path, elfsym_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The architecture of the ELF file at path, as "i386 (ELF32)" or "x86-64 (ELF64)" in out,
+ * and *foreign set when it is not this shim's (so dlopen could not load it). -1 if the file
+ * cannot be read or is not ELF. */
+int elfsym_arch(const char *path, char *out, size_t outlen, bool *foreign);
 
 #endif

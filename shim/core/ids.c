@@ -25,23 +25,142 @@
 #define ID_STEP 8
 #define ID_BASE ((jlong)0x10000 * ID_STEP)
 
-static _Atomic jlong next_tag = ID_BASE; /* the next serial (id bits only) */
 static pthread_mutex_t tag_lock = PTHREAD_MUTEX_INITIALIZER;
 
-jlong ids_first(void)
+#ifndef IDS_32
+static _Atomic jlong next_tag = ID_BASE; /* the next serial (id bits only) */
+
+/* The id space is 41 bits: more than two trillion objects before it could wrap. */
+static inline jlong issue_id(void)
 {
-    return ID_BASE;
+    return atomic_fetch_add(&next_tag, ID_STEP);
+}
+
+/* The serial an id was issued at: on x86-64 the id itself. */
+static inline jlong id_serial(jlong id)
+{
+    return id;
 }
 
 jlong ids_next(void)
 {
     return atomic_load(&next_tag);
 }
+#else
+/* i386: 2^29 ids, reissued in a later epoch when no live object holds them (idspace.h);
+ * the worker runs the pass that collects the live ids. JVMPISHIM_ID_START=0xN (a
+ * debugging aid) starts the ids at N, so that a test reaches the wrap in a short run. */
+#include "core/idspace.h"
+#include "core/worker.h"
+
+static struct idspace space;
+static pthread_once_t space_once = PTHREAD_ONCE_INIT;
+
+static void space_init(void)
+{
+    const char *e = getenv("JVMPISHIM_ID_START");
+    int64_t start = e != NULL ? (int64_t)strtoull(e, NULL, 0) : ID_BASE;
+    idspace_init(&space, 32, (uint32_t)ID_BASE, start);
+    if (e != NULL)
+        log_info("ids: JVMPISHIM_ID_START: the first id is %#llx",
+                 (unsigned long long)atomic_load(&space.next));
+}
+
+struct live_ids {
+    uint32_t *v;
+    size_t n, cap;
+    bool oom;
+};
+
+static jint JNICALL collect_id(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
+{
+    (void)class_tag;
+    (void)size;
+    (void)length;
+    struct live_ids *l = ud;
+    uint32_t id = (uint32_t)(*tag_ptr & TAG_ID_MASK);
+    if (id == 0 || l->oom)
+        return l->oom ? JVMTI_VISIT_ABORT : 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1 << 16;
+        uint32_t *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL) {
+            l->oom = true;
+            return JVMTI_VISIT_ABORT;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = id;
+    return 0;
+}
+
+/* On the worker: one pass over the shim's tagged objects, for the next epoch's set. */
+static void space_pass(JNIEnv *jni, void *arg)
+{
+    (void)jni;
+    (void)arg;
+    struct live_ids l = {0};
+    int64_t began = idspace_pass_begin(&space);
+    jvmtiHeapCallbacks hc;
+    memset(&hc, 0, sizeof hc);
+    hc.heap_iteration_callback = collect_id;
+    bool ok = jvmti_ok_at((*g_shim.jvmti)->IterateThroughHeap(g_shim.jvmti, JVMTI_HEAP_FILTER_UNTAGGED,
+                                                               NULL, &hc, &l),
+                          LOG_ERROR, "IterateThroughHeap to collect the live object ids before "
+                                     "the 32-bit id space wraps") && !l.oom;
+    if (ok)
+        ok = idspace_pass_end(&space, began, l.v, l.n);
+    free(l.v);
+    if (ok)
+        log_info("ids: the 32-bit id space wraps soon: %zu ids are live and will not be "
+                 "reissued (epoch %lld)", l.n, (long long)(began >> 32) + 1);
+    else
+        log_error("ids: the live ids could not be collected before the 32-bit id space "
+                  "wraps: objects first named after the wrap get the id NULL");
+}
+
+static jlong issue_id(void)
+{
+    pthread_once(&space_once, space_init);
+    bool ask = false;
+    uint32_t id = idspace_issue(&space, &ask);
+    if (ask && !worker_submit(space_pass, NULL))
+        log_error("ids: no worker to collect the live ids before the 32-bit id space wraps");
+    if (id == 0) {
+        static _Atomic bool said;
+        if (!atomic_exchange(&said, true))
+            log_error("ids: the 32-bit id space is used up and the pass that frees ids of "
+                      "dead objects has not ended: objects first named now get the id NULL");
+    }
+    return (jlong)id;
+}
+
+static inline jlong id_serial(jlong id)
+{
+    pthread_once(&space_once, space_init);
+    return idspace_serial(&space, (uint32_t)id);
+}
+
+jlong ids_next(void)
+{
+    pthread_once(&space_once, space_init);
+    return atomic_load(&space.next);
+}
+#endif
+
+jlong ids_first(void)
+{
+    return ID_BASE;
+}
 
 bool ids_plausible(jobjectID id)
 {
     jlong t = ids_tag(id);
-    return t >= ID_BASE && (t & ~TAG_ID_MASK) == 0 && t < atomic_load(&next_tag);
+    if (t < ID_BASE || (t & ~TAG_ID_MASK) != 0)
+        return false;
+    jlong s = id_serial(t);
+    return s != 0 && s < ids_next();
 }
 
 jobjectID ids_peek(jobject obj)
@@ -68,12 +187,11 @@ jobjectID ids_of(JNIEnv *jni, jobject obj)
     }
     if (tag != 0)
         return ids_from_tag(tag);
-    /* The id space is 41 bits: more than two trillion objects before it could wrap. */
     shim_crit_begin();
     pthread_mutex_lock(&tag_lock);
     err = (*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag);
     if (err == JVMTI_ERROR_NONE && tag == 0) {
-        tag = atomic_fetch_add(&next_tag, ID_STEP);
+        tag = issue_id();
         err = (*g_shim.jvmti)->SetTag(g_shim.jvmti, obj, tag);
         if (err != JVMTI_ERROR_NONE)
             tag = 0;
@@ -115,7 +233,7 @@ jlong ids_new_tag(jlong size_bytes, jlong flags)
     jlong words = (size_bytes + 7) / 8;
     if (words > TAG_SIZE_MAX_WORDS)
         words = 0; /* too large for the tag: memory/alloc.c keeps its size aside */
-    return atomic_fetch_add(&next_tag, ID_STEP) | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
+    return issue_id() | flags | (jlong)((uint64_t)words << TAG_SIZE_SHIFT);
 }
 
 /* ---- id -> object ----
@@ -292,7 +410,7 @@ static bool idx_rebuild(JNIEnv *jni)
         return false;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    jlong covered = atomic_load(&next_tag);
+    jlong covered = ids_next();
     jvmtiHeapCallbacks hc;
     memset(&hc, 0, sizeof hc);
     hc.heap_iteration_callback = mark_all;
@@ -350,7 +468,12 @@ static bool idx_rebuild(JNIEnv *jni)
         if (id != 0 && !(t & TAG_KEPT)) { /* kept ids resolve through the kept table */
             jweak *old = idx_find(idx.keys, idx.refs, idx.cap, id);
             jweak w = NULL;
-            if (old != NULL && *old != NULL) {
+            if (old != NULL && *old != NULL
+#ifdef IDS_32
+                /* i386 reissues the id of a dead object after a wrap */
+                && (*jni)->IsSameObject(jni, *old, objs[i])
+#endif
+            ) {
                 w = *old;       /* the same object (ids are never reused): keep its ref */
                 *old = NULL;
             } else {
@@ -572,7 +695,7 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why)
         return r;
     shim_crit_begin();
     pthread_mutex_lock(&idx_lock);
-    bool ok = want < idx.covered || idx_rebuild(jni);
+    bool ok = id_serial(want) < idx.covered || idx_rebuild(jni);
     if (ok) {
         jweak *w = idx_find(idx.keys, idx.refs, idx.cap, want);
         if (w != NULL && *w != NULL)

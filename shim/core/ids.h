@@ -16,7 +16,14 @@
 
 #include "core/shim.h"
 
+/* i386: a jobjectID has 32 bits, so the id is bits 3..31 and bits 32..43 stay 0; the ids
+ * are reissued after the space wraps, never while live (core/idspace.h). */
+#if UINTPTR_MAX > 0xFFFFFFFFu
 #define TAG_ID_MASK ((jlong)0x00000FFFFFFFFFF8LL)
+#else
+#define TAG_ID_MASK ((jlong)0x00000000FFFFFFF8LL)
+#define IDS_32 1
+#endif
 #define TAG_ALLOCATED ((jlong)1)
 #define TAG_KEPT ((jlong)4)
 #define TAG_SIZE_SHIFT 44
@@ -86,7 +93,7 @@ static inline void ids_hand(jobjectID id, jobject obj)
         struct ids_hand_entry *h = ids_tl_hand;
         if (__builtin_expect(h == NULL, 0) && (h = ids_hand_block()) == NULL)
             return;
-        h[n].id = (jlong)(intptr_t)id;
+        h[n].id = (jlong)(uintptr_t)id;
         h[n].ref = obj;
         ids_tl_hand_n = n + 1;
     }
@@ -105,8 +112,8 @@ jlong ids_next(void);
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 
-static inline jlong ids_tag(jobjectID id) { return (jlong)(intptr_t)id; }
-static inline jobjectID ids_from_tag(jlong tag) { return (jobjectID)(intptr_t)(tag & TAG_ID_MASK); }
+static inline jlong ids_tag(jobjectID id) { return (jlong)(uintptr_t)id; }
+static inline jobjectID ids_from_tag(jlong tag) { return (jobjectID)(uintptr_t)(tag & TAG_ID_MASK); }
 static inline jlong tag_size_bytes(jlong tag) { return (jlong)((uint64_t)tag >> TAG_SIZE_SHIFT) * 8; }
 
 #endif

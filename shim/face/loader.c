@@ -186,6 +186,20 @@ static void *dlopen_agent(struct instance *inst, const char *path)
     return dlopen(path, RTLD_NOW | RTLD_LOCAL | deep);
 }
 
+/* An agent library of the other architecture cannot be loaded here; the message names the
+ * shim that loads it (make i386 builds the i386 one; installed, each is in its multiarch
+ * directory). */
+#if defined(__i386__)
+#define SHIM_ARCH "i386 (ELF32)"
+#define OTHER_SHIM_HINT "the x86-64 shim on a 64-bit JDK: -agentpath:<prefix>/lib/x86_64-linux-gnu/" \
+    "libjvmpishim.so (build/libjvmpishim.so in the source tree)"
+#else
+#define SHIM_ARCH "x86-64 (ELF64)"
+#define OTHER_SHIM_HINT "the i386 shim on a 32-bit JDK (Debian: openjdk-17-jdk-headless:i386): " \
+    "<i386 JDK>/bin/java -agentpath:<prefix>/lib/i386-linux-gnu/libjvmpishim.so=legacy=... " \
+    "(build/i386/libjvmpishim.so in the source tree, from make i386)"
+#endif
+
 static void *open_path(struct instance *inst, const char *path, char *why, size_t whylen)
 {
     struct stat st;
@@ -195,6 +209,15 @@ static void *open_path(struct instance *inst, const char *path, char *why, size_
     }
     if (S_ISDIR(st.st_mode)) {
         snprintf(why, whylen, "%s is a directory, not a shared library", path);
+        return NULL;
+    }
+    char arch[64];
+    bool foreign = false;
+    if (elfsym_arch(path, arch, sizeof arch, &foreign) == 0 && foreign) {
+        /* dlopen would say only "wrong ELF class": say which shim loads it. */
+        snprintf(why, whylen, "%s is an %s library, and this shim is %s: it loads only %s "
+                 "agents. Run this agent with %s", path, arch, SHIM_ARCH, SHIM_ARCH,
+                 OTHER_SHIM_HINT);
         return NULL;
     }
     dlerror();

@@ -79,9 +79,9 @@ static void build_heap(struct dumpbuf *b, int level)
     if (level >= 2) db_u4(b, 5);
     put_id(b, 0x40);
     if (level >= 2) db_u8(b, (uint64_t)-1);
-    /* instance with 12 value bytes */
+    /* instance with an id and an int: 12 value bytes (8 with 4-byte ids) */
     db_u1(b, JVMPI_GC_INSTANCE_DUMP); put_id(b, 0x50); put_id(b, 0x1000);
-    db_u4(b, level >= 2 ? 12 : 8); put_id(b, 0x60); if (level >= 2) db_u4(b, 9);
+    db_u4(b, (uint32_t)(sizeof(void *) + (level >= 2 ? 4 : 0))); put_id(b, 0x60); if (level >= 2) db_u4(b, 9);
     db_u1(b, JVMPI_GC_OBJ_ARRAY_DUMP); put_id(b, 0x58); db_u4(b, 2); put_id(b, 0x1000);
     put_id(b, 0x50); put_id(b, 0);
     db_u1(b, JVMPI_GC_PRIM_ARRAY_DUMP); put_id(b, 0x68); db_u4(b, 3); db_u1(b, JVMPI_INT);
@@ -108,7 +108,7 @@ static void test_heap_walk(void)
         CHECK_EQ_INT(s.last[6].u4, 24);
         CHECK_EQ_INT(s.last[6].id2, 0x2000);
         CHECK_EQ_INT(s.types[7], JVMPI_GC_INSTANCE_DUMP);
-        CHECK_EQ_INT(s.last[7].data_len, level >= 2 ? 12 : 8);
+        CHECK_EQ_INT(s.last[7].data_len, sizeof(void *) + (level >= 2 ? 4 : 0));
         CHECK_EQ_INT(s.types[8], JVMPI_GC_OBJ_ARRAY_DUMP);
         CHECK_EQ_INT(s.last[8].u4, 2);
         CHECK_EQ_INT(s.types[9], JVMPI_GC_PRIM_ARRAY_DUMP);
@@ -222,9 +222,51 @@ static void test_monitor(void)
     db_free(&b);
 }
 
+/* A dump written on the other architecture: the walkers take its id width, so a host
+ * reader (jvmpidump --ids, jvmpitrace from the recording's pointer_size) reads both. */
+static void put_le(unsigned char *p, uint64_t v, int w)
+{
+    for (int i = 0; i < w; i++)
+        p[i] = (unsigned char)(v >> (8 * i)); /* both architectures are little-endian */
+}
+
+static void test_id_widths(void)
+{
+    for (int w = 4; w <= 8; w += 4) {
+        /* level 2: OBJ_ARRAY_DUMP id, length 2, class, two elements; then a sticky root */
+        unsigned char d[64];
+        size_t n = 0;
+        d[n++] = JVMPI_GC_OBJ_ARRAY_DUMP;
+        put_le(d + n, 0x80008, w); n += (size_t)w;
+        d[n++] = 0; d[n++] = 0; d[n++] = 0; d[n++] = 2;
+        put_le(d + n, 0x80010, w); n += (size_t)w;
+        put_le(d + n, 0x80018, w); n += (size_t)w;
+        put_le(d + n, 0, w); n += (size_t)w;
+        d[n++] = JVMPI_GC_ROOT_STICKY_CLASS;
+        put_le(d + n, 0x80010, w); n += (size_t)w;
+        struct seen s = {0};
+        size_t bad = 0;
+        char msg[200] = "";
+        CHECK(dump_walk_heap_w(d, n, w, 2, NULL, NULL, collect, &s, &bad, msg, sizeof msg) == 0,
+              "%d-byte ids: %s", w, msg);
+        CHECK_EQ_INT(s.n, 2);
+        CHECK(s.last[0].id == 0x80008 && s.last[0].id2 == 0x80010 && s.last[0].data_len == 2 * (size_t)w,
+              "%d-byte ids: the array's id, class and elements", w);
+        CHECK(s.last[1].id == 0x80010, "%d-byte ids: the root after it", w);
+        int other = w == 4 ? 8 : 4;
+        CHECK(dump_walk_heap_w(d, n, other, 2, NULL, NULL, NULL, NULL, &bad, msg, sizeof msg) != 0,
+              "read as %d-byte ids, the %d-byte dump is malformed", other, w);
+    }
+    size_t bad = 0;
+    char msg[100] = "";
+    CHECK(dump_walk_heap_w((const unsigned char *)"", 0, 6, 2, NULL, NULL, NULL, NULL, &bad, msg,
+                           sizeof msg) != 0 && strstr(msg, "4 or 8") != NULL, "a width of 6 is refused");
+}
+
 int main(void)
 {
     test_encoding();
+    test_id_widths();
     test_heap_walk();
     test_heap_foreign_roots();
     test_level0();

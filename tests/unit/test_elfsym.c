@@ -19,6 +19,19 @@
 #include "core/elfsym.h"
 #include "unit.h"
 
+/* The ELF class the shim reads is its own build's: ELF64 on x86-64, ELF32 on i386. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+typedef Elf64_Ehdr Ehdr;
+typedef Elf64_Shdr Shdr;
+typedef Elf64_Sym Sym;
+#define OTHER_CLASS ELFCLASS32
+#else
+typedef Elf32_Ehdr Ehdr;
+typedef Elf32_Shdr Shdr;
+typedef Elf32_Sym Sym;
+#define OTHER_CLASS ELFCLASS64
+#endif
+
 struct seen {
     int n;
     size_t name_bytes;          /* strlen of every name: each must be readable */
@@ -56,9 +69,9 @@ static int scan_copy(size_t len, void (*edit)(unsigned char *m, size_t len), str
     return n;
 }
 
-static Elf64_Ehdr ehdr(const unsigned char *m)
+static Ehdr ehdr(const unsigned char *m)
 {
-    Elf64_Ehdr e;
+    Ehdr e;
     memcpy(&e, m, sizeof e);
     return e;
 }
@@ -66,9 +79,9 @@ static Elf64_Ehdr ehdr(const unsigned char *m)
 /* Index of the first section of this type, or -1. */
 static int section_of(const unsigned char *m, unsigned type)
 {
-    Elf64_Ehdr e = ehdr(m);
+    Ehdr e = ehdr(m);
     for (unsigned i = 0; i < e.e_shnum; i++) {
-        Elf64_Shdr s;
+        Shdr s;
         memcpy(&s, m + e.e_shoff + i * sizeof s, sizeof s);
         if (s.sh_type == type)
             return (int)i;
@@ -76,21 +89,21 @@ static int section_of(const unsigned char *m, unsigned type)
     return -1;
 }
 
-static Elf64_Shdr *shdr_at(unsigned char *m, int i)
+static Shdr *shdr_at(unsigned char *m, int i)
 {
-    return (Elf64_Shdr *)(m + ehdr(m).e_shoff + (size_t)i * sizeof(Elf64_Shdr));
+    return (Shdr *)(m + ehdr(m).e_shoff + (size_t)i * sizeof(Shdr));
 }
 
 /* Edits, one per kind of damage. Section headers of a real file are 8-aligned. */
 static void bad_magic(unsigned char *m, size_t n) { (void)n; m[1] = 'X'; }
-static void class32(unsigned char *m, size_t n) { (void)n; m[EI_CLASS] = ELFCLASS32; }
+static void class32(unsigned char *m, size_t n) { (void)n; m[EI_CLASS] = OTHER_CLASS; }
 static void big_endian(unsigned char *m, size_t n) { (void)n; m[EI_DATA] = ELFDATA2MSB; }
-static void no_sections(unsigned char *m, size_t n) { (void)n; ((Elf64_Ehdr *)m)->e_shoff = 0; }
-static void shentsize(unsigned char *m, size_t n) { (void)n; ((Elf64_Ehdr *)m)->e_shentsize = 40; }
-static void shoff_wraps(unsigned char *m, size_t n) { (void)n; ((Elf64_Ehdr *)m)->e_shoff = UINT64_MAX - 8; }
-static void shnum_big(unsigned char *m, size_t n) { (void)n; ((Elf64_Ehdr *)m)->e_shnum = 0xfff0; }
+static void no_sections(unsigned char *m, size_t n) { (void)n; ((Ehdr *)m)->e_shoff = 0; }
+static void shentsize(unsigned char *m, size_t n) { (void)n; ((Ehdr *)m)->e_shentsize = sizeof(Shdr) == 40 ? 64 : 40; }
+static void shoff_wraps(unsigned char *m, size_t n) { (void)n; ((Ehdr *)m)->e_shoff = (__typeof__(((Ehdr *)0)->e_shoff))(UINTPTR_MAX - 8); }
+static void shnum_big(unsigned char *m, size_t n) { (void)n; ((Ehdr *)m)->e_shnum = 0xfff0; }
 static void sym_off_big(unsigned char *m, size_t n) { shdr_at(m, section_of(m, SHT_DYNSYM))->sh_offset = n; }
-static void sym_size_wraps(unsigned char *m, size_t n) { (void)n; shdr_at(m, section_of(m, SHT_DYNSYM))->sh_size = UINT64_MAX - 23; }
+static void sym_size_wraps(unsigned char *m, size_t n) { (void)n; shdr_at(m, section_of(m, SHT_DYNSYM))->sh_size = (__typeof__(((Shdr *)0)->sh_size))(UINTPTR_MAX - 23); }
 static void sym_entsize(unsigned char *m, size_t n) { (void)n; shdr_at(m, section_of(m, SHT_DYNSYM))->sh_entsize = 0; }
 static void sym_size_odd(unsigned char *m, size_t n) { (void)n; shdr_at(m, section_of(m, SHT_DYNSYM))->sh_size -= 1; }
 static void link_big(unsigned char *m, size_t n) { (void)n; shdr_at(m, section_of(m, SHT_DYNSYM))->sh_link = 0xffff; }
@@ -102,23 +115,23 @@ static void link_self(unsigned char *m, size_t n)
 }
 static void str_size_big(unsigned char *m, size_t n)
 {
-    Elf64_Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
+    Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
     shdr_at(m, (int)d->sh_link)->sh_size = n;
 }
 static void str_unterminated(unsigned char *m, size_t n)
 {
     (void)n;
-    Elf64_Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
-    Elf64_Shdr *s = shdr_at(m, (int)d->sh_link);
+    Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
+    Shdr *s = shdr_at(m, (int)d->sh_link);
     m[s->sh_offset + s->sh_size - 1] = 'x';
 }
 /* Every symbol's name offset past the string table: each is skipped, none read. */
 static void names_wild(unsigned char *m, size_t n)
 {
     (void)n;
-    Elf64_Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
-    for (size_t i = 0; i < d->sh_size / sizeof(Elf64_Sym); i++) {
-        Elf64_Sym *s = (Elf64_Sym *)(m + d->sh_offset) + i;
+    Shdr *d = shdr_at(m, section_of(m, SHT_DYNSYM));
+    for (size_t i = 0; i < d->sh_size / sizeof(Sym); i++) {
+        Sym *s = (Sym *)(m + d->sh_offset) + i;
         s->st_name = 0xfffffff0u;
     }
 }
@@ -194,14 +207,14 @@ int main(void)
 
     /* Truncated: the section headers sit at the end of the file. */
     expect_error("empty", 0, NULL, "too short");
-    expect_error("half a header", sizeof(Elf64_Ehdr) / 2, NULL, "too short");
-    expect_error("header only", sizeof(Elf64_Ehdr), NULL, "past the end");
+    expect_error("half a header", sizeof(Ehdr) / 2, NULL, "too short");
+    expect_error("header only", sizeof(Ehdr), NULL, "past the end");
     expect_error("half the file", lib_len / 2, NULL, "past the end");
     expect_error("one byte short", lib_len - 1, NULL, "past the end");
 
     /* Corrupted. */
     expect_error("bad magic", lib_len, bad_magic, "not an ELF file");
-    expect_error("32-bit class", lib_len, class32, "not a 64-bit");
+    expect_error("the other class", lib_len, class32, sizeof(void *) == 8 ? "not a 64-bit" : "not a 32-bit");
     expect_error("byte order", lib_len, big_endian, "byte order");
     expect_error("section header size", lib_len, shentsize, "section header size");
     expect_error("e_shoff wraps", lib_len, shoff_wraps, "past the end");
@@ -223,10 +236,10 @@ int main(void)
     /* Random bytes over the headers and the table: any answer but a fault. */
     srand(29);
     int d = section_of(lib, SHT_DYNSYM);
-    Elf64_Shdr sym;
+    Shdr sym;
     memcpy(&sym, shdr_at(lib, d), sizeof sym);
-    size_t zones[3][2] = {{0, sizeof(Elf64_Ehdr)},
-                          {ehdr(lib).e_shoff, ehdr(lib).e_shnum * sizeof(Elf64_Shdr)},
+    size_t zones[3][2] = {{0, sizeof(Ehdr)},
+                          {ehdr(lib).e_shoff, ehdr(lib).e_shnum * sizeof(Shdr)},
                           {sym.sh_offset, sym.sh_size < 4096 ? sym.sh_size : 4096}};
     int survived = 0;
     for (int round = 0; round < 600; round++) {

@@ -13,7 +13,8 @@
 # mem-worker give exactly those counts, on those threads, with HotSpot's conventions
 # (instance: its class, NORMAL_OBJECT; object array: the ELEMENT class, JVMPI_CLASS;
 # primitive array: class_id NULL, JVMPI_INT) and sizes of a 64-bit JVM with compressed class
-# pointers (MemMarker 24, int[L] 16+4L, MemMarker[A] 16+4A, rounded up to 8); arena_id 1
+# pointers (MemMarker 24, int[L] 16+4L, MemMarker[A] 16+4A, rounded up to 8; on i386 the
+# array header is 12 bytes); arena_id 1
 # announced first by ARENA_NEW {1, "Java heap"}; every class_id defined by CLASS_LOAD before
 # use; no id twice; the kept objects' ids (jobject2jobjectID) are exactly the reported ones;
 # RequestEvent(OBJECT_ALLOC) repeats the fields as a REQUESTED event on the caller's thread,
@@ -52,7 +53,9 @@ EOF
   A=$(truth array_length); N2=$(truth worker_markers); W=$(sed -n 's/^MemAlloc: pre markers=//p' "$o")
   [ -n "$N" ] && [ -n "$M" ] && [ -n "$L" ] && [ -n "$K" ] && [ -n "$A" ] && [ -n "$N2" ] ||
     { bad "no ground truth from the workload"; N=1 M=1 L=1 K=1 A=1 N2=1 W=1; }
-  SI=$(round8 $((16 + 4 * L))); SA=$(round8 $((16 + 4 * A)))
+  # An array's header: 16 bytes on a 64-bit JVM with compressed class pointers, 12 on i386.
+  local AH=16; [ "${ID_BYTES:-8}" = 4 ] && AH=12
+  SI=$(round8 $((AH + 4 * L))); SA=$(round8 $((AH + 4 * A)))
   # The requested events answer the same way in every mode (also when OBJECT_ALLOC is off).
   expect_grep "$o" "^mem_alloc: request marker rc=0 events=1 requested=1 same_thread=1 env_id_ok=1 id_ok=1 arena=1 class=MemMarker is_array=0 size=24 conventions=ok " \
     "RequestEvent(OBJECT_ALLOC, kept MemMarker): one REQUESTED event, this thread, MemMarker NORMAL_OBJECT 24 bytes"
