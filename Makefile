@@ -103,7 +103,6 @@ have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsign
 
 .PHONY: deb setup
 .PHONY: install-lib all check check-modes unit unit-san it demo install clean bench bench-record fuzz fuzz-smoke fuzz-cc i386 i386-all
-all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so $(if $(WITH_I386),i386)
 
 # ---- i386 ----
 # The i386 build is this Makefile again, for ARCH=i386 with gcc -m32 into build/i386/. It
@@ -114,6 +113,8 @@ I386_JDK  = $(shell tools/find-jdk.sh build x86)
 have_m32  = $(shell printf 'int main(void) { return 0; }\n' | $(CC) -m32 -x c - -o /dev/null 2>/dev/null && echo yes)
 I386     ?= $(if $(filter x86_64,$(ARCH)),$(if $(I386_JDK),$(if $(have_m32),yes)))
 WITH_I386 := $(filter yes,$(I386))
+# all is defined here, after WITH_I386: a rule's prerequisites are expanded when it is read.
+all: $(B)/libjvmpishim.so $(AGENTS) $(CLASSES) $(B)/jvmpidump $(B)/jvmpitrace $(B)/hprofcheck $(B)/tools/libbcitest.so $(B)/tools/libcmlgen.so $(if $(WITH_I386),i386)
 B32      := $(B)/i386
 i386:
 	@[ "$(ARCH)" = x86_64 ] || { echo "make i386: builds on an x86-64 machine only (this is $(ARCH))" >&2; exit 1; }

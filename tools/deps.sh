@@ -63,6 +63,14 @@ fuzzer_links() {
   clang -fsanitize=fuzzer -o "$tmp/f" "$tmp/f.c" >/dev/null 2>&1
 }
 
+# runs_i386: this kernel executes i386 programs. The probe is the smallest ELF32 program
+# (i386 _start: exit(0), 232 bytes), written here so that nothing needs to be compiled first.
+runs_i386() {
+  case " ${JVMPISHIM_DEPS_PRETEND_MISSING:-} " in *" exec:i386 "*) return 1 ;; esac  # tests/check-deps.sh
+  # shellcheck disable=SC2059 # the format is the program's bytes, as \xHH escapes
+  printf '\x7f\x45\x4c\x46\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00\x01\x00\x00\x00\x54\x80\x04\x08\x34\x00\x00\x00\x70\x00\x00\x00\x00\x00\x00\x00\x34\x00\x20\x00\x01\x00\x28\x00\x03\x00\x02\x00\x01\x00\x00\x00\x54\x00\x00\x00\x54\x80\x04\x08\x54\x80\x04\x08\x09\x00\x00\x00\x09\x00\x00\x00\x05\x00\x00\x00\x01\x00\x00\x00\xb8\x01\x00\x00\x00\x31\xdb\xcd\x80\x00\x2e\x73\x68\x73\x74\x72\x74\x61\x62\x00\x2e\x74\x65\x78\x74\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x0b\x00\x00\x00\x01\x00\x00\x00\x06\x00\x00\x00\x54\x80\x04\x08\x54\x00\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x5d\x00\x00\x00\x11\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00' >"$tmp/exit32" && chmod +x "$tmp/exit32" && "$tmp/exit32" 2>/dev/null
+}
+
 probe() {  # probe PACKAGE: installed as a package, or what it brings is there another way
   case " ${JVMPISHIM_DEPS_PRETEND_MISSING:-} " in *" $1 "*) return 1 ;; esac  # tests/check-deps.sh
   case " $installed_pkgs " in *" $1 "*) return 0 ;; esac
@@ -83,6 +91,7 @@ probe() {  # probe PACKAGE: installed as a package, or what it brings is there a
     lintian)                      command -v lintian >/dev/null 2>&1 ;;
     man-db)                       command -v man >/dev/null 2>&1 ;;
     binutils-i686-linux-gnu)      command -v i686-linux-gnu-strip >/dev/null 2>&1 ;;
+    qemu-user)                    command -v qemu-i386 >/dev/null 2>&1 ;;
     *)                            dpkg_has "$1" ;;
   esac
 }
@@ -108,6 +117,12 @@ for g in "${goals[@]}"; do
   # libstdc++5:i386 is the C++ runtime of the g++ 3.3 era that old 32-bit agents link.
   case "$g" in
     check|deb|all|setup) [ $i386_side = yes ] && add gcc-multilib g++-multilib openjdk-17-jdk-headless:i386 libstdc++5:i386 ;;
+  esac
+  # qemu-user: where this kernel cannot execute i386 programs (built without IA32 emulation,
+  # or with it turned off: "Exec format error"), tests/run.sh runs the i386 unit tests under
+  # qemu-i386 (user-mode emulation) instead of skipping them.
+  case "$g" in
+    check|all|setup) [ $i386_side = yes ] && ! runs_i386 && add qemu-user ;;
   esac
   # dh_strip of the i386 packages, a cross build on amd64, runs i686-linux-gnu-strip (make
   # check builds the packages too: tests/it/lifecycle/deb_install.sh installs them).
