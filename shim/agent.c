@@ -160,6 +160,15 @@ static jint shim_init_once(JavaVM *vm)
     return lifecycle_enable();
 }
 
+/* The first -agentpath's choices, then the one-time set-up with them. */
+static jint settle_first(JavaVM *vm, const struct shim_options *opts)
+{
+    methods_choice = opts->methods;
+    vthreads_choice = opts->vthreads;
+    report_at_load = opts->report_file != NULL;
+    return shim_init_once(vm);
+}
+
 /* The next instance: its options, trampolines and proxy JavaVM, and its library opened. */
 static jint add_instance(const struct shim_options *opts)
 {
@@ -203,13 +212,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         clients_set_options(&opts);
         if (opts.report_file != NULL)
             report_expect_agents(opts.report_file);
-        if (first) {
-            methods_choice = opts.methods;
-            vthreads_choice = opts.vthreads;
-            report_at_load = opts.report_file != NULL;
-            if (shim_init_once(vm) != JNI_OK)
-                return JNI_ERR;
-        }
+        if (first && settle_first(vm, &opts) != JNI_OK)
+            return JNI_ERR;
         log_info("no legacy= agent in this -agentpath: JVMPI is served to the libraries that "
                  "ask for it (GetEnv(JVMPI_VERSION_1))");
         options_free(&opts);
@@ -221,10 +225,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         return JNI_ERR;
     }
     if (first) {
-        methods_choice = opts.methods;
-        vthreads_choice = opts.vthreads;
-        report_at_load = opts.report_file != NULL;
-        if (shim_init_once(vm) != JNI_OK)
+        if (settle_first(vm, &opts) != JNI_OK)
             return JNI_ERR;
     } else {
         if (opts.methods != METHODS_DEFAULT && opts.methods != methods_choice)
