@@ -56,7 +56,11 @@ CFLAGS   ?= -O2 -g
 # TLS descriptors: the shim's thread-locals (read on every event) without a call to
 # __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
 TLS_DIALECT  := $(if $(filter x86_64,$(ARCH)),-mtls-dialect=gnu2,)
-SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC)
+# GNU_SRC: on i386, large-file interfaces too: stat, fstat and readdir of the 32-bit ABI fail
+# with EOVERFLOW on a file system with 64-bit inode numbers (the agent library's stat in
+# face/loader.c, its ELF reader's fstat, a tool's readdir).
+GNU_SRC      := -D_GNU_SOURCE $(if $(filter i386 i686 x86,$(ARCH)),-D_FILE_OFFSET_BITS=64)
+SHIM_CFLAGS  := -std=c11 $(WARN) $(CFLAGS) $(TLS_DIALECT) -fPIC -fvisibility=hidden $(GNU_SRC) -pthread -Iinclude -Ishim -I$(B)/gen $(JNI_INC)
 # The migration report's per-row text is docs/mapping.md's, generated into a header.
 FIDELITY_ROWS := $(B)/gen/core/fidelity_rows.h
 # Legacy agents see include/jvmpi.h and the JDK's jni.h only, as a JDK 1.3 agent did.
@@ -96,7 +100,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_BIN     := $(B)/fuzz/fuzz_options $(B)/fuzz/fuzz_dumpcheck $(B)/fuzz/fuzz_record
 FUZZ_CFLAGS  := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC)
+                -fno-omit-frame-pointer $(GNU_SRC) -Iinclude -Ishim $(JNI_INC)
 # "yes" if FUZZ_CC links a libFuzzer target; deferred, so only fuzz and check recipes pay for it.
 have_fuzzer   = $(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' | \
                   $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
@@ -144,10 +148,10 @@ $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
 $(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	$(CC) -std=c11 $(WARN) -O1 -g $(GNU_SRC) -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 $(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
 	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	  -D_GNU_SOURCE -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
+	  $(GNU_SRC) -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 
 $(CLASSES): $(JAVA_SRC) | $(B)/classes
 	$(JDK)/bin/javac -nowarn -d $(B)/classes $(JAVA_SRC)
@@ -222,25 +226,25 @@ clean:
 
 # Binary HPROF checker for the hprof tests (pure C, no JVM).
 $(B)/hprofcheck: tests/tools/hprofcheck.c
-	$(CC) -std=c11 $(WARN) -O1 -g -D_GNU_SOURCE -o $@ $<
+	$(CC) -std=c11 $(WARN) -O1 -g $(GNU_SRC) -o $@ $<
 
 # Native JVMTI test agent for the class-file rewriter (tests/it/methods/bci_rewrite.sh).
 $(B)/tools/libbcitest.so: tests/tools/bcitest.c $(wildcard shim/classfile/*.c shim/classfile/*.h)
 	@mkdir -p $(B)/tools
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread -Ishim $(JNI_INC) -o $@ tests/tools/bcitest.c $(sort $(wildcard shim/classfile/*.c))
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared $(GNU_SRC) -pthread -Ishim $(JNI_INC) -o $@ tests/tools/bcitest.c $(sort $(wildcard shim/classfile/*.c))
 
 # Dump decoder for tests and people (shares the shim's decoder).
 $(B)/tools/libcmlgen.so: tests/tools/cmlgen.c
 	@mkdir -p $(B)/tools
-	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared -D_GNU_SOURCE -pthread $(JNI_INC) -o $@ tests/tools/cmlgen.c
+	$(CC) -std=c11 $(WARN) $(CFLAGS) -fPIC -shared $(GNU_SRC) -pthread $(JNI_INC) -o $@ tests/tools/cmlgen.c
 
 # Reader of record= files, for people and tests (tools/jvmpitrace/, docs/recording.md).
 $(B)/jvmpitrace: $(TRACE_SRC) $(TRACE_LIB) $(TRACE_HDR)
-	$(CC) -std=c11 $(WARN) -O2 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) $(LDFLAGS) -o $@ $(TRACE_SRC) \
+	$(CC) -std=c11 $(WARN) -O2 -g $(TOOL_HARDEN) $(GNU_SRC) -Iinclude -Ishim -Itools/jvmpitrace $(JNI_INC) $(LDFLAGS) -o $@ $(TRACE_SRC) \
 	  shim/core/recfmt.c shim/core/dumpcheck.c
 
 $(B)/jvmpidump: tests/tools/jvmpidump.c shim/core/dumpcheck.c shim/core/dumpcheck.h include/jvmpi.h
-	$(CC) -std=c11 $(WARN) -O1 -g $(TOOL_HARDEN) -D_GNU_SOURCE -Iinclude -Ishim $(JNI_INC) $(LDFLAGS) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
+	$(CC) -std=c11 $(WARN) -O1 -g $(TOOL_HARDEN) $(GNU_SRC) -Iinclude -Ishim $(JNI_INC) $(LDFLAGS) -o $@ tests/tools/jvmpidump.c shim/core/dumpcheck.c
 
 # Debian packages (debian/, tools/deb.sh): into build/deb/ for this machine's architecture and,
 # on amd64 where `make i386` exists, build/deb/i386/; then lintian. The stamp is what make check
