@@ -2,7 +2,7 @@
 # run.sh — the test driver behind `make check`.
 #
 #   tests/run.sh [--unit "BIN ..."] [--fuzz "BIN ..."|SKIP] [--jdk DIR] [--only GLOB] [--xcheck-jni]
-#                [--modes "int c1"] [--modes-list FILE] [--list]
+#                [--modes "int c1"] [--modes-list FILE] [--qemu-list FILE] [--list]
 #
 # Runs the unit-test binaries given with --unit (no JVM), a ~20 s smoke run of each libFuzzer
 # target given with --fuzz (fuzz/run.sh --smoke; SKIP: clang cannot build them, said loudly),
@@ -26,11 +26,13 @@
 # The mode's options go before the test's own, so a test that asks for a mode keeps it.
 # Each JDK runs on the build of its architecture (build/ or build/i386/, make i386). Where
 # the kernel cannot execute i386 programs, the i386 unit tests run under qemu-i386 and the
-# i386 integration tests are skipped unless JVMPI_TEST_QEMU=1.
+# i386 integration tests are skipped unless JVMPI_TEST_QEMU=1, but for those named in the
+# file given with --qemu-list (one name per line, '#' comments), which run under qemu-i386
+# in the default mode: the i386 smoke run of make check (tests/it/qemu.list).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-unit=""; fuzz=""; only="*"; jdks=""; sfx=""; modes=""; modes_list=""; list=no
+unit=""; fuzz=""; only="*"; jdks=""; sfx=""; modes=""; modes_list=""; list=no; qemu_list=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --unit) unit=$2; shift 2 ;;
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --modes-list) modes_list=$2; shift 2 ;;
+    --qemu-list) qemu_list=$2; shift 2 ;;
     --list) list=yes; shift ;;
     --xcheck-jni) export JVMPI_TEST_JAVA_OPTS="${JVMPI_TEST_JAVA_OPTS:+$JVMPI_TEST_JAVA_OPTS }-Xcheck:jni"
                   sfx=-xcheck-jni; shift ;;
@@ -105,7 +108,7 @@ i386_run() {
 # test, not for make check.
 i386_jdk() {
   if [ $i386_native = yes ]; then echo "$1"; return 0; fi
-  [ "${JVMPI_TEST_QEMU:-0}" = 1 ] && command -v qemu-i386 >/dev/null || return 1
+  { [ "${JVMPI_TEST_QEMU:-0}" = 1 ] || [ -n "$qemu_list" ]; } && command -v qemu-i386 >/dev/null || return 1
   local sh=$ROOT/build/i386/jdk-qemu-$(basename "$1") e
   if [ ! -x "$sh/bin/java" ]; then
     rm -rf "$sh"; mkdir -p "$sh/bin"
@@ -210,12 +213,20 @@ for mode in default $modes; do
     echo "SKIP all integration tests on $j: this kernel does not execute i386 binaries (JVMPI_TEST_QEMU=1 runs them under qemu-i386, package qemu-user, slowly)"
     skip=$((skip+1)); continue
   fi
+  # Under qemu without JVMPI_TEST_QEMU=1: only the tests --qemu-list names, default mode only.
+  qemu_only=no
+  if [ -n "$v32" ] && [ "$jrun" != "$j" ] && [ "${JVMPI_TEST_QEMU:-0}" != 1 ]; then
+    qemu_only=yes
+    [ "$mode" = default ] || continue
+    echo "NOTE the i386 integration tests run under qemu-i386: only those $qemu_list names (JVMPI_TEST_QEMU=1 runs them all, slowly)"
+  fi
   lab=jdk$v$v32
   case "$seen_labels" in *" $lab "*) lab=jdk$v$v32-$(basename "$j") ;; esac
   seen_labels="$seen_labels$lab "
   for entry in ${tests_sel[@]+"${tests_sel[@]}"}; do
     tname=${entry%% *}; t=${entry#* }
     if [ "$mode" != default ] && ! in_modes_list "$tname"; then continue; fi
+    if [ $qemu_only = yes ] && ! grep -v '^[[:space:]]*#' "$qemu_list" | grep -qx -- "$tname"; then continue; fi
     name="$lab$mname/$tname"
     work=$ROOT/build/test-work$msfx/$lab/$tname
     rm -rf "$work"; mkdir -p "$work"
