@@ -65,6 +65,9 @@ struct mem_facts {
 static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mem_facts *cur;
 static _Atomic uint64_t gc_count;
+/* Set by the first claim, never cleared: until then no free can be a claimed one, and
+ * ObjectFree (every tagged object's) passes without taking facts_lock. */
+static _Atomic bool any_claim;
 
 void mem_facts_gc_finished(void)
 {
@@ -290,8 +293,10 @@ bool mem_facts_claim(jlong id, jlong *class_id, jlong *size, bool *claimed_now)
         *class_id = f->classes[m & META_CLASS];
         *size = (jlong)f->words[k] * 8;
         *claimed_now = !(m & (META_CLAIMED | META_ALLOCATED));
-        if (*claimed_now)
+        if (*claimed_now) {
             atomic_store_explicit(&f->meta[k], m | META_CLAIMED, memory_order_relaxed);
+            atomic_store_explicit(&any_claim, true, memory_order_release);
+        }
         found = true;
     }
     pthread_mutex_unlock(&facts_lock);
@@ -301,6 +306,8 @@ bool mem_facts_claim(jlong id, jlong *class_id, jlong *size, bool *claimed_now)
 jlong mem_facts_claimed_size(jlong id)
 {
     jlong size = -1;
+    if (!atomic_load_explicit(&any_claim, memory_order_acquire))
+        return size;
     pthread_mutex_lock(&facts_lock);
     long k = find(cur, id);
     if (k >= 0 && (atomic_load_explicit(&cur->meta[k], memory_order_relaxed) & META_CLAIMED))
