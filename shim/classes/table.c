@@ -299,7 +299,7 @@ static pthread_mutex_t mirror_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     jlong *ids;             /* open addressing, at most half full, 0 = empty */
     size_t cap;
-    jobject prims[9];       /* global refs to the primitive types' mirrors */
+    jobject prims[IDS_NPRIMS]; /* global refs to the primitive types' mirrors */
     bool prims_read;
     jlong no_class[64];     /* Class objects found to be no class, since the last rebuild */
     unsigned n_no;
@@ -332,21 +332,13 @@ static double mono_s(void)
  * code runs: those classes are initialized long before any agent event). */
 static void read_prims(JNIEnv *jni)
 {
-    static const char *const boxes[9] = {"java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
-                                         "java/lang/Short", "java/lang/Integer", "java/lang/Long",
-                                         "java/lang/Float", "java/lang/Double", "java/lang/Void"};
-    jobject got[9] = {0};
-    for (int i = 0; i < 9; i++) {
-        jclass b = (*jni)->FindClass(jni, boxes[i]);
-        jfieldID f = b ? (*jni)->GetStaticFieldID(jni, b, "TYPE", "Ljava/lang/Class;") : NULL;
-        jobject t = f ? (*jni)->GetStaticObjectField(jni, b, f) : NULL;
-        if ((*jni)->ExceptionCheck(jni))
-            (*jni)->ExceptionClear(jni);
+    jobject got[IDS_NPRIMS];
+    ids_primitive_mirrors(jni, got);
+    for (int i = 0; i < IDS_NPRIMS; i++) {
+        jobject t = got[i];
         got[i] = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
         if (t)
             (*jni)->DeleteLocalRef(jni, t);
-        if (b)
-            (*jni)->DeleteLocalRef(jni, b);
     }
     pthread_mutex_lock(&mirror_lock);
     bool mine = !mirrors.prims_read;
@@ -355,7 +347,7 @@ static void read_prims(JNIEnv *jni)
         mirrors.prims_read = true;
     }
     pthread_mutex_unlock(&mirror_lock);
-    for (int i = 0; i < 9 && !mine; i++)
+    for (int i = 0; i < IDS_NPRIMS && !mine; i++)
         if (got[i])
             (*jni)->DeleteGlobalRef(jni, got[i]);
 }
@@ -411,7 +403,7 @@ bool classes_mirror_loaded(JNIEnv *jni, jobject mirror)
         return true;
     if (!mirrors.prims_read)
         read_prims(jni);
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < IDS_NPRIMS; i++)
         if (mirrors.prims[i] != NULL && (*jni)->IsSameObject(jni, mirrors.prims[i], mirror))
             return true;
     bool known = false, refused = false;

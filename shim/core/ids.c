@@ -352,26 +352,33 @@ static bool tag_classes(JNIEnv *jni, jvmtiEnv *scan)
         (*jni)->DeleteLocalRef(jni, cs[i]);
     }
     jvmti_free(g_shim.jvmti, cs);
-    static const char *const boxes[9] = {"java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
-                                         "java/lang/Short", "java/lang/Integer", "java/lang/Long",
-                                         "java/lang/Float", "java/lang/Double", "java/lang/Void"};
-    for (int i = 0; i < 9; i++) {
-        jclass b = (*jni)->FindClass(jni, boxes[i]);
-        jfieldID f = b ? (*jni)->GetStaticFieldID(jni, b, "TYPE", "Ljava/lang/Class;") : NULL;
-        jobject p = f ? (*jni)->GetStaticObjectField(jni, b, f) : NULL;
-        if ((*jni)->ExceptionCheck(jni))
-            (*jni)->ExceptionClear(jni);
-        if (p != NULL)
-            jvmti_ignore((*scan)->SetTag(scan, p, SCAN_CLASS),
+    jobject prims[IDS_NPRIMS];
+    ids_primitive_mirrors(jni, prims);
+    for (int i = 0; i < IDS_NPRIMS; i++)
+        if (prims[i] != NULL) {
+            jvmti_ignore((*scan)->SetTag(scan, prims[i], SCAN_CLASS),
                          "SetTag of a primitive type for an index pass: its id is then not indexed");
-        if (p)
-            (*jni)->DeleteLocalRef(jni, p);
-        if (b)
-            (*jni)->DeleteLocalRef(jni, b);
-    }
+            (*jni)->DeleteLocalRef(jni, prims[i]);
+        }
     if (cc)
         (*jni)->DeleteLocalRef(jni, cc);
     return true;
+}
+
+void ids_primitive_mirrors(JNIEnv *jni, jobject out[IDS_NPRIMS])
+{
+    static const char *const boxes[IDS_NPRIMS] = {
+        "java/lang/Boolean", "java/lang/Byte",  "java/lang/Character", "java/lang/Short", "java/lang/Integer",
+        "java/lang/Long",    "java/lang/Float", "java/lang/Double",    "java/lang/Void"};
+    for (int i = 0; i < IDS_NPRIMS; i++) {
+        jclass b = (*jni)->FindClass(jni, boxes[i]);
+        jfieldID f = b ? (*jni)->GetStaticFieldID(jni, b, "TYPE", "Ljava/lang/Class;") : NULL;
+        out[i] = f ? (*jni)->GetStaticObjectField(jni, b, f) : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (b)
+            (*jni)->DeleteLocalRef(jni, b);
+    }
 }
 
 /* A heap pass's environment is its own: if JVMTI cannot drop it, nothing else uses it. */

@@ -109,6 +109,12 @@ void ids_bad_summary(void);
 /* Every id issued so far lies in [ids_first(), ids_next()), a multiple of 8. */
 jlong ids_first(void);
 jlong ids_next(void);
+/* The primitive types' mirrors (Integer.TYPE and the others), which GetLoadedClasses does
+ * not list: local references, NULL where one could not be read. Read from the wrapper
+ * classes' TYPE fields, which runs no Java code (they are initialized before any agent). */
+#define IDS_NPRIMS 9
+void ids_primitive_mirrors(JNIEnv *jni, jobject out[IDS_NPRIMS]);
+
 /* Could id have been issued by the shim? Cheap, never touches memory the id names. */
 bool ids_plausible(jobjectID id);
 
