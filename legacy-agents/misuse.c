@@ -248,7 +248,10 @@ static void c_tls_get_garbage(void) { result("ret=%s", P(jvmpi->GetThreadLocalSt
 static void c_id2obj_null(void) { result("ret=%s", P(jvmpi->jobjectID2jobject(NULL))); }
 static void c_id2obj_wild(void) { result("ret=%s", P(jvmpi->jobjectID2jobject(WILD))); }
 static void c_id2obj_freed(void) { result("ret=%s", P(jvmpi->jobjectID2jobject(id_freed))); }
-static void c_id2obj_far(void) { result("ret=%s", P(jvmpi->jobjectID2jobject((jobjectID)(intptr_t)0x7ffffff8000LL))); }
+/* An id far above every one issued: near the top of x86-64's 41-bit id space; on i386 the
+ * top multiple of 8 of the 32 bits, which a run reaches only after some 500 M objects. */
+#define FAR_ID ((jobjectID)(sizeof(void *) == 4 ? (unsigned long)0xfffffff8UL : (unsigned long)0x7ffffff8000ULL))
+static void c_id2obj_far(void) { result("ret=%s", P(jvmpi->jobjectID2jobject(FAR_ID))); }
 static void c_obj2id_null(void) { result("ret=%s", P(jvmpi->jobject2jobjectID(NULL))); }
 static void c_methodclass_null(void) { result("ret=%s", P(jvmpi->GetMethodClass(NULL))); }
 static void c_methodclass_zeroed(void) { result("ret=%s", P(jvmpi->GetMethodClass((jmethodID)zero_buf))); }
@@ -707,9 +710,9 @@ static int prepare(JNIEnv *jni)
     }
     /* The values the shim should name in its log lines, for the test. */
     say("addresses garbage=%p dead=%p freed=%p classid=%p selfthread=%p live=%p deadthread=%p "
-        "destroyed=%p main=%p runner=%p", GARBAGE, (void *)env_short, (void *)id_freed,
+        "destroyed=%p main=%p runner=%p far=%p", GARBAGE, (void *)env_short, (void *)id_freed,
         (void *)id_class, (void *)id_thread_self, (void *)id_live, (void *)short_thread_id,
-        (void *)mon_destroyed, (void *)env_main, (void *)env_runner);
+        (void *)mon_destroyed, (void *)env_main, (void *)env_runner, (void *)FAR_ID);
     say("materials live=%s freed=%s freed_collected=%s class=%s thread_self=%s mid=%s "
         "short_env=%s short_id=%s short_ended=%s short_forgotten=%s",
         P(id_live), P(id_freed), collected ? "yes" : "no", P(id_class), P(id_thread_self),

@@ -20,6 +20,10 @@
 # checkdumps: no dump is malformed.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=40
+# A DumpMarker's values: 3 references of ID_BYTES each (ref, s; bref of DumpMarkerBase) and
+# z, d, l, i, base (25 bytes): 49 bytes with the 8-byte ids of x86-64, 37 on i386; level 1
+# keeps the references only.
+MB=$((25 + 3 * ${ID_BYTES:-8})); MB1=$((3 * ${ID_BYTES:-8}))
 D=$ROOT/build/jvmpidump
 C=$WORK/classes.txt
 N=50
@@ -69,12 +73,12 @@ expect_grep "$d2" "^CLASS id=$DM super=$DMB size=[0-9]+ name=DumpMarker statics:
 expect_grep "$d2" "^CLASS id=$DMB super=$OBJ size=[0-9]+ name=DumpMarkerBase statics:\$" "class dump of DumpMarkerBase (super Object)"
 
 # The 50 markers: fields ref s z d l i | bref base
-awk -v DM="$DM" -v SS="$SS" -v DMS="$DMS" -v N=$N -v MAP="$WORK/markers.map" '
+awk -v DM="$DM" -v MB="$MB" -v SS="$SS" -v DMS="$DMS" -v N=$N -v MAP="$WORK/markers.map" '
 function bad(m) { nbad++; if (nbad <= 8) print "     BAD " m }
 $1 == "INSTANCE" && $5 == "name=DumpMarker" {
   n++; id = substr($2, 4)
   if (substr($3, 7) != DM) bad("class " $3 " of " id)
-  if ($4 != "bytes=49" || NF != 14) { bad("shape: " $0); next }
+  if ($4 != "bytes=" MB || NF != 14) { bad("shape: " $0); next }
   k = substr($12, 3) + 0
   if (k in ID) bad("two markers with i=" k)
   ID[k] = id; REF[k] = $7
@@ -166,7 +170,7 @@ proj() { awk '$1 == "INSTANCE" && $5 == "name=DumpMarker" { s = $2 " " $3; for (
 p1=$(proj "$d1"); p2=$(proj "$d2")
 expect_eq "$(echo "$p1" | grep -c .)" $N "level 1: DumpMarker instance dumps"
 [ "$p1" = "$p2" ] && ok "level 1: the markers' ids and references equal level 2's" || bad "level 1 marker references differ from level 2"
-expect_count "$d1" '^INSTANCE id=[^ ]* class=[^ ]* bytes=24 name=DumpMarker fields: L:[^ ]* L:[^ ]* L:[^ ]*$' $N "level 1: markers carry 3 references, 24 bytes, no primitives"
+expect_count "$d1" '^INSTANCE id=[^ ]* class=[^ ]* bytes='"$MB1"' name=DumpMarker fields: L:[^ ]* L:[^ ]* L:[^ ]*$' $N "level 1: markers carry 3 references, $MB1 bytes, no primitives"
 expect_grep "$d1" "^CLASS id=$DMS super=$OBJ size=[0-9]+ name=DumpMarkers statics: L:$MARKERS L:$SS\$" "level 1: DumpMarkers statics are the references only"
 expect_grep "$d1" "^PRIMARRAY id=$ints len=8 type=10 elems:\$" "level 1: int[] without elements"
 expect_grep "$d1" "^ROOT JAVA_FRAME id=$ints env=$MAIN " "level 1: JAVA_FRAME root for the int[]"

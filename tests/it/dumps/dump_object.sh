@@ -16,6 +16,9 @@
 # checkdumps: no dump is malformed.
 source "$ROOT/tests/it/lib.sh"
 export JAVA_TIMEOUT=40
+# A DumpMarker's values: 3 references of ID_BYTES each (ref, s; bref of DumpMarkerBase) and
+# z, d, l, i, base: 25 bytes, so 49 with the 8-byte ids of x86-64 and 37 on i386.
+MB=$((25 + 3 * ${ID_BYTES:-8}))
 D=$ROOT/build/jvmpidump
 C=$WORK/classes.txt
 N=50
@@ -56,9 +59,9 @@ done
 
 expect_eq "$(sed -n 's/^dump: jni marker7=\([^ ]*\) .*/\1/p' "$o")" "$(oid marker7)" "marker 7's id through JNI (jobject2jobjectID)"
 expect_eq "$(oid marker7)" "$M7" "marker 7's id in the agent's walk (= the decoder's)"
-expect_grep "$WORK/dec_marker7" "^INSTANCE id=$M7 class=$DM bytes=49 name=DumpMarker fields: L:$M8 L:$SS Z:0 D:7.5 J:7000 I:7\$" \
-  "marker 7: ref = marker 8, s = SS, z, d, l, i as set (own fields; the super's follow in the 49 bytes)"
-expect_grep "$WORK/dec_marker0" "^INSTANCE id=$M0 class=$DM bytes=49 name=DumpMarker fields: L:$M1 L:0 Z:1 D:0.5 J:0 I:0\$" "marker 0's fields"
+expect_grep "$WORK/dec_marker7" "^INSTANCE id=$M7 class=$DM bytes=$MB name=DumpMarker fields: L:$M8 L:$SS Z:0 D:7.5 J:7000 I:7\$" \
+  "marker 7: ref = marker 8, s = SS, z, d, l, i as set (own fields; the super's follow in the $MB bytes)"
+expect_grep "$WORK/dec_marker0" "^INSTANCE id=$M0 class=$DM bytes=$MB name=DumpMarker fields: L:$M1 L:0 Z:1 D:0.5 J:0 I:0\$" "marker 0's fields"
 expect_grep "$WORK/dec_ints" "^PRIMARRAY id=$(oid ints) len=8 type=10 elems: I:3 I:1 I:4 I:1 I:5 I:9 I:2 I:6\$" "int[] elements"
 expect_grep "$WORK/dec_objs" "^OBJARRAY id=$(oid objs) len=3 elemclass=$OBJ elems: L:$M0 L:$M1 L:0\$" "Object[]: length 3, marker 0, marker 1, null"
 want="OBJARRAY id=$(oid markers_array) len=$N elemclass=$DM elems:$(for k in $(seq 0 $((N - 1))); do printf ' L:%s' "$(mk $k)"; done)"

@@ -89,7 +89,7 @@ tls_get_garbage|ret=NULL|GetThreadLocalStorage\(@garbage@\): no such thread
 id2obj_null|ret=NULL|jobjectID2jobject\(NULL\): NULL
 id2obj_wild|ret=NULL|jobjectID2jobject\(0x1234\): not an id the shim issued
 id2obj_freed|ret=NULL|jobjectID2jobject\(@freed@\): its object is no longer alive
-id2obj_far|ret=NULL|jobjectID2jobject\(0x7ffffff8000\): not an id the shim issued
+id2obj_far|ret=NULL|jobjectID2jobject\(@far@\): not an id the shim issued
 obj2id_null|ret=NULL|jobject2jobjectID\(NULL\): NULL
 methodclass_null|ret=NULL|GetMethodClass\(\(nil\)\): NULL
 methodclass_zeroed|ret=NULL|GetMethodClass\(0x[0-9a-f]+\): not a method id of any class the JVM has loaded
@@ -184,7 +184,7 @@ while IFS='|' read -r name want log; do
   if echo "$got" | grep -Eq "^($want)\$"; then ok "$name: $got"
   else bad "$name: got '${got:-nothing}', expected /$want/"; fi
   [ "$log" = "-" ] && continue
-  for k in garbage dead freed classid selfthread live deadthread destroyed main runner; do
+  for k in garbage dead freed classid selfthread live deadthread destroyed main runner far; do
     log=${log//@$k@/$(addr "$k")}
   done
   section=$(awk -v n="$name" '$0 == "misuse: >>> " n {on=1; next} $0 == "misuse: <<< " n {on=0} on' "$E")

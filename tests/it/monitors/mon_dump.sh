@@ -35,7 +35,7 @@ echo "     envs: A=$A B=$B C=$C raw-owner=$RO raw-enterer=$RE raw-waiter=$RW"
   ok "THREAD_START named all six threads" || bad "missing THREAD_START env"
 
 if [ -f "$WORK/monitor.dump" ]; then
-  "$ROOT/build/jvmpidump" monitor "$WORK/monitor.dump" >"$WORK/decoded" 2>&1
+  "$ROOT/build/jvmpidump" --ids="${ID_BYTES:-8}" monitor "$WORK/monitor.dump" >"$WORK/decoded" 2>&1
   d=$WORK/decoded
   expect_grep "$d" '^OK [0-9]+ records, [0-9]+ bytes$' "decoder consumed the whole dump"
   nrec=$(sed -n 's/^OK \([0-9]*\) records.*/\1/p' "$d")
