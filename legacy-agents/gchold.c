@@ -67,6 +67,15 @@ JNIEXPORT void JNICALL Java_GcHold_frameEnd(JNIEnv *env, jclass cls)
     jvmpi->EnableGC();
 }
 
+/* The collections the library has seen end (GC_FINISH), or -1 while one has started and not
+ * ended: the game waits for its last collection's bracket before it writes its summary. */
+JNIEXPORT jint JNICALL Java_GcHold_finished(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return gc_starts == gc_finishes ? gc_finishes : -1;
+}
+
 JNIEXPORT void JNICALL Java_GcHold_summary(JNIEnv *env, jclass cls)
 {
     (void)env;

@@ -28,7 +28,10 @@ public class GcApp {
         }
         System.gc();
         gcs++;
-        Thread.sleep(300); // the last collection's bracket
+        // The brackets come after the collections, from the shim's worker: wait for the
+        // last one (300 ms at least; up to 60 s, for a JVM under emulation).
+        Thread.sleep(300);
+        for (int i = 0; i < 1200 && GcHold.finished() < 1; i++) Thread.sleep(50);
         GcHold.summary();
         System.out.println("GcApp: frames=" + threads * perThread + " gcs=" + gcs);
     }

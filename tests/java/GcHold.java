@@ -5,5 +5,6 @@ public class GcHold {
     static native boolean init();
     static native void frameBegin();
     static native void frameEnd();
+    static native int finished();
     static native void summary();
 }
