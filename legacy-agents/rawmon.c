@@ -12,7 +12,8 @@
  * names copied, RAW_MONITOR_CONTENDED_ENTER/ENTERED/EXIT under real contention (right name,
  * id, thread), none for a '_'-prefixed name, reentrancy, Wait with a timeout, Wait(0) until
  * NotifyAll, NULL and destroyed monitors ignored, Exit by a non-owner ignored, thread-local
- * storage, GetCurrentThreadCpuTime.
+ * storage, GetCurrentThreadCpuTime, and that a thread blocked in RawMonitorEnter for a
+ * second uses next to no CPU (it sleeps, not spins).
  */
 #include <jvmpi.h>
 
@@ -599,6 +600,67 @@ static void check_cpu_time(void)
         FAIL("GetCurrentThreadCpuTime grew by %lld ns across a 100 ms sleep", slept);
 }
 
+/* ---- parking: a blocked Enter sleeps --------------------------------------------------- */
+
+/* Two threads block in RawMonitorEnter while this one holds the monitor for a second; each
+ * measures the CPU time its Enter took. A contender that spun instead of sleeping would burn
+ * most of that second (the shim spins a few microseconds before it sleeps). */
+struct park {
+    JVMPI_RawMonitor m;
+    volatile int started, inside, overlap;
+    volatile long long cpu_ns[2], waited_ms[2];
+    volatile int next;
+};
+
+static void parker(void *arg)
+{
+    struct park *p = arg;
+    int me = __sync_fetch_and_add(&p->next, 1);
+    __sync_fetch_and_add(&p->started, 1);
+    long long c0 = thread_cpu_ns(), t0 = now_ms();
+    jvmpi->RawMonitorEnter(p->m);
+    long long c1 = thread_cpu_ns(), t1 = now_ms();
+    if (__sync_fetch_and_add(&p->inside, 1) != 0)
+        p->overlap = 1;
+    sleep_ms(5);
+    __sync_fetch_and_sub(&p->inside, 1);
+    jvmpi->RawMonitorExit(p->m);
+    p->cpu_ns[me] = c1 - c0;
+    p->waited_ms[me] = t1 - t0;
+}
+
+static void check_park(void)
+{
+    struct park *p = calloc(1, sizeof *p);  /* never freed: threads may outlive a failed check */
+    p->m = create("parking", NULL);
+    jvmpi->RawMonitorEnter(p->m);
+    struct job *a = spawn("rawmon-park-a", JVMPI_NORMAL_PRIORITY, parker, p);
+    struct job *b = spawn("rawmon-park-b", JVMPI_NORMAL_PRIORITY, parker, p);
+    if (!wait_flag(&p->started, 2, 10000)) {
+        jvmpi->RawMonitorExit(p->m);
+        FAIL("parking: the contenders did not start");
+        return;
+    }
+    sleep_ms(1000);
+    jvmpi->RawMonitorExit(p->m);
+    if (!join(a, 10000) || !join(b, 10000)) {
+        FAIL("parking: the contenders did not finish");
+        return;
+    }
+    say("park held=1000ms cpu_a=%lldus cpu_b=%lldus waited_a=%lldms waited_b=%lldms",
+        p->cpu_ns[0] / 1000, p->cpu_ns[1] / 1000, p->waited_ms[0], p->waited_ms[1]);
+    for (int i = 0; i < 2; i++) {
+        if (p->cpu_ns[i] > 50000000LL)
+            FAIL("parking: a contender used %lld us of CPU in an Enter blocked for %lld ms",
+                 p->cpu_ns[i] / 1000, p->waited_ms[i]);
+        if (p->waited_ms[i] < 500)
+            FAIL("parking: a contender entered after %lld ms while the owner held 1000 ms",
+                 p->waited_ms[i]);
+    }
+    if (p->overlap)
+        FAIL("parking: both contenders were inside at once");
+}
+
 /* ---- driver ------------------------------------------------------------------------- */
 
 static void run_all(void)
@@ -617,6 +679,7 @@ static void run_all(void)
     check_bad_monitors();
     check_tls(env);
     check_cpu_time();
+    check_park();
     if (g_unknown_events)
         FAIL("%d events for monitors the agent never created", g_unknown_events);
     say("checks finished with %d failures", g_fails);

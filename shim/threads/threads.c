@@ -28,6 +28,7 @@
 #include "events/events.h"
 #include "events/report.h"
 #include "memory/memory.h"
+#include "threads/cputime.h"
 #include "threads/threads.h"
 
 #include <stdlib.h>
@@ -465,11 +466,9 @@ jlong jvmpi_GetCurrentThreadCpuTime(struct instance *inst)
     JNIEnv *vt = shim_vthread_env;
     if (vt != NULL)
         return vthreads_cpu(vthreads_rec(vt));
-    /* Works on every thread, Java or not, in every phase (JVMTI's needs a live Java thread). */
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return -1;
-    return (jlong)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    /* Works on every thread, Java or not, in every phase (JVMTI's needs a live Java thread):
+     * the thread's own clock, read in user space where the kernel allows it (cputime.c). */
+    return (jlong)cputime_now();
 }
 
 /* ---- CreateSystemThread ---- */

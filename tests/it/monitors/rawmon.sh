@@ -2,7 +2,8 @@
 # rawmon.sh — raw monitors and thread basics through the rawmon agent (see
 # legacy-agents/rawmon.c): CreateSystemThread rules, contention events with the VM's copy of
 # the name and the right id and thread, none for '_' names, reentrancy, Wait/NotifyAll,
-# robustness against NULL/destroyed monitors, non-owner Exit, thread-local storage, CPU time.
+# robustness against NULL/destroyed monitors, non-owner Exit, thread-local storage, CPU time,
+# and that threads blocked in RawMonitorEnter for a second sleep (their CPU time stays low).
 # Run twice: checks inside the JVM_INIT_DONE handler (sync), and on a system thread while
 # main runs (async).
 source "$ROOT/tests/it/lib.sh"
@@ -47,6 +48,8 @@ check_rawmon() {
   expect_grep "$o" '^rawmon: tls other_thread initial=\(nil\) got=0x5678 seen_from_main=0x5678 main_still=0x1234$' "TLS per thread"
   expect_grep "$o" '^rawmon: tls set\(NULL\) ignored: get\(NULL\)=\(nil\) main=0x1234$' "TLS with NULL env"
   expect_grep "$o" '^rawmon: cpu busy100ms=' "GetCurrentThreadCpuTime measured"
+  expect_grep "$o" '^rawmon: park held=1000ms ' "contenders blocked for a second (each used < 50 ms of CPU, or a FAIL line)"
+  grep '^rawmon: park ' "$o" | sed 's/^/     /'
   expect_count "$o" '^rawmon: event JVM_SHUT_DOWN$' 1 "JVM_SHUT_DOWN once"
 }
 
