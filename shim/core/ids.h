@@ -65,6 +65,17 @@ jobject ids_resolve(JNIEnv *jni, jobjectID id, const char **why);
  * for one heap pass: DisposeEnvironment drops all its tags at once. NULL (and a warning) if
  * none can be had. */
 jvmtiEnv *ids_scan_env(void);
+/* In a scan environment: every loaded class and primitive type tagged IDS_SCAN_CLASS,
+ * java.lang.Class IDS_SCAN_CLASS_CLASS. An object whose class then has no tag there is a
+ * dormant object of the CDS archive (its class never loaded in this run), and a Class object
+ * with no tag there is no class (a dormant mirror, or what a failed definition left): the
+ * class metadata either points at is not there, and a JNI reference to one (the collector's
+ * keep-alive during its concurrent marking) crashes that marking in ClassLoaderData::oops_do.
+ * A heap pass must make a reference to neither. False (and a warning) if the classes could
+ * not be listed. */
+#define IDS_SCAN_CLASS 2
+#define IDS_SCAN_CLASS_CLASS 3
+bool ids_scan_tag_classes(JNIEnv *jni, jvmtiEnv *scan);
 /* Objects at hand: an event that names objects it holds local refs to opens a scope before
  * it takes their ids and closes it after its delivery; ids_hand records (id, ref) on this
  * thread while a scope is open, so a request from the handler resolves the id at once. */

@@ -83,6 +83,7 @@ static void walk_free(struct walk *w)
     free(w->vbits);
     free(w->unreached);
     free(w->ord);
+    free(w->ord_size);
     free(w->un_idx);
     free(w->un_done);
     free(w->fix);

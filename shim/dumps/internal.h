@@ -125,7 +125,9 @@ struct walk {
     jlong *unreached;
     size_t n_unreached, unreached_cap;
     uint64_t *ord;              /* each one's ordinal in the heap iteration */
+    jlong *ord_size;            /* and its size, to tell a heap that changed since */
     uint64_t ord_at, ord_next;
+    bool ord_shifted;           /* the second iteration found the heap changed */
     size_t *un_idx, un_cap;     /* id -> index + 1 into unreached (open addressing) */
     unsigned char *un_done;     /* its record is written */
     /* Objects whose class the dump did not know (a hidden class the JVM loaded from the CDS

@@ -40,7 +40,7 @@ static bool not_dumped(struct walk *w, jlong class_tag, jlong tag)
 }
 
 /* Note the object at ordinal ord for the second iteration (see unreached_records). */
-static jint note_unreached(struct walk *w, uint64_t ord, jlong id, jlong class_tag)
+static jint note_unreached(struct walk *w, uint64_t ord, jlong id, jlong class_tag, jlong size)
 {
     if (w->n_unreached + 2 > w->unreached_cap) {
         size_t cap = w->unreached_cap ? w->unreached_cap * 2 : 2 * 1024;
@@ -57,7 +57,14 @@ static jint note_unreached(struct walk *w, uint64_t ord, jlong id, jlong class_t
             return JVMTI_VISIT_ABORT;
         }
         w->ord = o;
+        jlong *z = realloc(w->ord_size, cap / 2 * sizeof *z);
+        if (z == NULL) {
+            w->failed = true;
+            return JVMTI_VISIT_ABORT;
+        }
+        w->ord_size = z;
     }
+    w->ord_size[w->n_unreached / 2] = size;
     w->ord[w->n_unreached / 2] = ord;
     w->unreached[w->n_unreached++] = id;
     w->unreached[w->n_unreached++] = class_tag & TAG_ID_MASK;
@@ -94,7 +101,7 @@ static bool object_seen(struct walk *w, jlong class_tag, jlong size, jlong *tag_
          (hclass_find(w, *tag_ptr & TAG_ID_MASK) == NULL && !is_prim_mirror(w, *tag_ptr & TAG_ID_MASK))))
         return false;
     if (class_unknown(w, class_tag)) {
-        *rc = note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag);
+        *rc = note_unreached(w, ord, *tag_ptr & TAG_ID_MASK, class_tag, size);
         return false;
     }
     *id = tag_or_new(w, tag_ptr, class_tag, size);
@@ -134,7 +141,7 @@ static jint JNICALL unreached_cb(jlong class_tag, jlong size, jlong *tag_ptr, ji
         return rc;
     if (vis_has(w, id) || is_prim_mirror(w, id))
         return 0;
-    return note_unreached(w, ord, id, class_tag);
+    return note_unreached(w, ord, id, class_tag, size);
 }
 
 static bool iterate(struct walk *w, jvmtiHeapIterationCallback cb, const char *what)
@@ -162,27 +169,36 @@ bool level0_records(struct walk *w)
  * object's id is then read from its tag in the main environment and checked against the
  * list; any the second iteration missed (the heap changed after all) are resolved through
  * the id index. */
+/* The scan environment's tags: loaded classes and java.lang.Class as ids_scan_tag_classes
+ * sets them; an unreached object with an id, and one with none yet. */
+#define SCAN_UNREACHED 1
+#define SCAN_UNREACHED_NOID 5
+
 static jint JNICALL ordinal_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
 {
-    (void)size; (void)length;
+    (void)length;
     struct walk *w = ud;
     if (w->ord_next < w->n_unreached / 2 && w->ord_at == w->ord[w->ord_next]) {
-        /* An object whose class has no Class object (class_tag 0 here, where every Class
-         * object is tagged: mark_class_cb) is a dormant object of the CDS archive, of a
-         * class this run never loaded: no JNI reference to it (see unreached_records). */
+        /* Only an object of a loaded class, and of java.lang.Class only a loaded class or
+         * primitive type, may get a reference (ids_scan_tag_classes). An object whose class
+         * has no tag here is a dormant object of the CDS archive, of a class this run never
+         * loaded: listed (object_seen could not tell it), never tagged. A Class object that
+         * is no class (object_seen listed none), or an object of another size, at a listed
+         * ordinal means the heap changed between the iterations (a thread's allocation
+         * buffer filled differently): the ordinals say nothing from here on, and what is
+         * left resolves through the id index, which makes no reference to either kind. */
+        bool mirror_ok = class_tag != IDS_SCAN_CLASS_CLASS || *tag_ptr == IDS_SCAN_CLASS ||
+                         *tag_ptr == IDS_SCAN_CLASS_CLASS;
+        if (class_tag != 0 && (!mirror_ok || size != w->ord_size[w->ord_next])) {
+            w->ord_shifted = true;
+            return JVMTI_VISIT_ABORT;
+        }
         if (class_tag != 0)
-            *tag_ptr = w->unreached[2 * w->ord_next] != 0 ? 1 : 2; /* 2: no id yet */
+            *tag_ptr = w->unreached[2 * w->ord_next] != 0 ? SCAN_UNREACHED : SCAN_UNREACHED_NOID;
         w->ord_next++;
     }
     w->ord_at++;
     return w->ord_next < w->n_unreached / 2 ? 0 : JVMTI_VISIT_ABORT;
-}
-
-static jint JNICALL mark_class_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud)
-{
-    (void)class_tag; (void)size; (void)length; (void)ud;
-    *tag_ptr = 3;
-    return 0;
 }
 
 static size_t unreached_find(const struct walk *w, jlong id)
@@ -321,26 +337,26 @@ bool unreached_records(struct walk *w)
     if (scan != NULL && (*jni)->PushLocalFrame(jni, 16) == JNI_OK) {
         jvmtiHeapCallbacks hc;
         memset(&hc, 0, sizeof hc);
-        /* Every Class object gets a tag of this environment first, so that the ordinal
-         * iteration tells the objects whose class has none: the dormant objects of the CDS
-         * archive, whose class this run never loaded (HotSpot's own heap dumper skips them
-         * too). A JNI reference to one makes it a root, and the collector's next marking
-         * walks into class metadata that is not there: SIGSEGV in ClassLoaderData::oops_do
-         * (measured, JDK 17, a class-loading storm with concurrent cycles). */
-        jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
-        hc.heap_iteration_callback = mark_class_cb;
-        shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
-        jvmtiError err = class_class != NULL
-                             ? (*scan)->IterateThroughHeap(scan, 0, class_class, &hc, w)
-                             : JVMTI_ERROR_INVALID_CLASS;
-        shim_crit_end();
+        /* The loaded classes get their tag in this environment first, so that the ordinal
+         * iteration tells the objects no reference may be made to (ordinal_cb). */
+        bool tagged = (*jni)->PushLocalFrame(jni, 32) == JNI_OK;
+        if (tagged) {
+            tagged = ids_scan_tag_classes(jni, scan);
+            (*jni)->PopLocalFrame(jni, NULL);
+        }
+        jvmtiError err = tagged ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
         hc.heap_iteration_callback = ordinal_cb;
-        jlong tags[2] = {1, 2}, *stags = NULL;
+        jlong tags[2] = {SCAN_UNREACHED, SCAN_UNREACHED_NOID}, *stags = NULL;
         w->ord_at = w->ord_next = 0;
-        shim_crit_begin();
+        w->ord_shifted = false;
+        shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
         if (err == JVMTI_ERROR_NONE)
-            err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w);
+            err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w); /* every ordinal */
         shim_crit_end();
+        if (w->ord_shifted)
+            log_info("heap dump: the heap changed between two iterations at object %llu of "
+                     "%zu unreached: the rest resolve through the id index",
+                     (unsigned long long)w->ord_next, n);
         if (jvmti_ok_at(err, LOG_WARN,
                         "IterateThroughHeap to find a heap dump's unreached objects") &&
             jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 2, tags, &got, &objs, &stags), LOG_WARN,
@@ -349,9 +365,9 @@ bool unreached_records(struct walk *w)
                 jlong t = 0;
                 jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, objs[k], &t),
                              "GetTag of an unreached object: untagged, it is read as one");
-                size_t i = stags[k] == 1 ? unreached_find(w, t & TAG_ID_MASK) : n;
+                size_t i = stags[k] == SCAN_UNREACHED ? unreached_find(w, t & TAG_ID_MASK) : n;
                 (*jni)->PushLocalFrame(jni, 16);
-                if (stags[k] == 2 && t == 0) {
+                if (stags[k] == SCAN_UNREACHED_NOID && t == 0) {
                     unreached_write(w, objs[k], 0, 0);
                 } else if (i < n && !w->un_done[i]) {
                     w->un_done[i] = 1;
