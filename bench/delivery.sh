@@ -6,7 +6,9 @@
 #
 # Environment: BENCH_JDKS (default: the build JDK only), DELIVERY_CALLS (MethodCalls
 # iterations, default 200000), DELIVERY_ALLOCS (Alloc objects, default 200000),
-# DELIVERY_WALL_ROUNDS (wall/CPU rounds, default 3; 0 skips them), BENCH_TIMEOUT (per run,
+# DELIVERY_WALL_ROUNDS (CPU-time rounds, default 3; 0 skips them), DELIVERY_BEFORE (a
+# shim build to compare with in those rounds), DELIVERY_SHIM (the shim measured, default
+# build/libjvmpishim.so), DELIVERY_FLOOR (0: no floor runs), BENCH_TIMEOUT (per run,
 # default 900 s). Needs `make all`; builds bench/ itself.
 #
 # Instruction counts (valgrind --tool=callgrind, repeatable on a shared machine): one JVM per
@@ -16,17 +18,19 @@
 #   shim   = instructions inclusive of the shim's entry points (the probes' natives
 #            Java_java_lang_JvmpiShimHook_*, the JVMTI callbacks cb_method_entry/exit and cb_sampled_alloc) minus those
 #            inclusive of the agent's handler, per event delivered: the shim's own share
-#   floor  = (all instructions of the run - all of the run without an agent - those
-#            inclusive of the shim's entry points) per event: what the JVM spends to reach
-#            the shim's entry point (the rewritten bytecode and the static native call for
-#            probes; the sampled-allocation machinery for OBJECT_ALLOC), i.e. the mechanism
-#            with an empty handler. JIT and start-up differences between the runs land here,
-#            so it is the noisier of the two
+#   floor  = what the JVM spends outside the shim per event, i.e. the same mechanism with
+#            an empty handler (the rewritten bytecode and the static native call for the
+#            probes; the sampled-allocation machinery for OBJECT_ALLOC): from kinds entry and
+#            alloc run again at twice the size, and the workload without an agent at both
+#            sizes, [(all - shim entry points) at 2N - the same at N - (no agent at 2N - at
+#            N)] / (events at 2N - at N), so that start-up and the one-off rewriting cancel.
+#            JIT differences between the runs land here: the noisier of the figures
+#            (DELIVERY_FLOOR=0 skips it)
 #   tls    = for kind tls: instructions inclusive of the GetThreadLocalStorage and
 #            SetThreadLocalStorage trampolines (slotN_...), per Get+Set pair
-# Then DELIVERY_WALL_ROUNDS rounds, side by side in one run, of the wall and CPU time of
-# MethodCalls / Alloc at full size under bdeliver against no agent (ns per event over no
-# agent; noisy on a shared machine).
+# Then DELIVERY_WALL_ROUNDS rounds, side by side in one run, of the workload thread's CPU time
+# (MethodCalls 1000000, Alloc 2000000) under each agent through this shim against the shim
+# in DELIVERY_BEFORE (another build), or against no agent (noisy on a shared machine).
 #
 # Output: build/bench/delivery-<date-time>/ (callgrind files, raw runs, report.txt).
 set -u
@@ -116,29 +120,31 @@ for j in $JDKS; do
     done
   fi
   [ "$WROUNDS" -gt 0 ] || continue
-  echo "--- JDK $v: wall and CPU time, $WROUNDS rounds side by side (MethodCalls 5000000, Alloc 4000000; load $(cut -d' ' -f1 /proc/loadavg))"
-  for r in $(seq 1 "$WROUNDS"); do
-    for k in none-methods none-alloc $KINDS; do
-      base=methods; n=5000000
-      case $k in *alloc) base=alloc; n=4000000 ;; esac
-      a=(); case $k in none-*) ;; *) a=("-agentpath:$SHIM=legacy=$AG/libbdeliver.so:$k") ;; esac
-      (cd "$OUT" && timeout -k 10 "$TIMEOUT" "$j/bin/java" "${a[@]}" -cp "$CP" $(workload "$base" "$n") \
-         >"$OUT/jdk$v-wall-r$r-$k.out" 2>&1)
-    done
-  done
-  for k in $KINDS; do
-    base=methods; [ "$k" = alloc ] && base=alloc
+  # Wall and CPU time side by side: each agent through this shim, and through the shim in
+  # DELIVERY_BEFORE (another build, e.g. the previous commit's) if given, else with no agent.
+  # The agents: bdeliver for each kind, and the project's agents in these idioms: btracer
+  # (raw monitor, GetMethodClass, GetCurrentThreadCpuTime per METHOD_ENTRY/EXIT), bmethods2
+  # (METHOD_ENTRY2 + EXIT), ballocs (OBJECT_ALLOC + FREE + GC).
+  OTHER=${DELIVERY_BEFORE:-}
+  echo "--- JDK $v: CPU time of the workload thread, $WROUNDS rounds side by side, ${OTHER:+this shim against $OTHER}${OTHER:-against no agent} (load $(cut -d' ' -f1 /proc/loadavg))"
+  for a in $KINDS btracer bmethods2 ballocs; do
+    lib=$AG/libbdeliver.so:$a; wl="MethodCalls 1000000"
+    case $a in btracer|bmethods2|ballocs) lib=$AG/lib$a.so ;; esac
+    case $a in alloc|ballocs) wl="Alloc 2000000" ;; esac
     for r in $(seq 1 "$WROUNDS"); do
-      o=$OUT/jdk$v-wall-r$r-$k.out; z=$OUT/jdk$v-wall-r$r-none-$base.out
-      awk -v k="$k" -v r="$r" '
-        FNR == 1 { f++ }
-        /^BENCH/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); x[f, kv[1]] = kv[2] } }
-        /^bdeliver:/ { split($3, kv, "="); ev = kv[2] }
-        END { if (ev > 0 && x[1, "elapsed_ms"] != "")
-                printf "  %-7s round %d: %6d ms (cpu %6d) vs none %6d ms (cpu %6d): %.1f ns/event over none (cpu %.1f)\n",
-                  k, r, x[2, "elapsed_ms"], x[2, "cpu_ms"], x[1, "elapsed_ms"], x[1, "cpu_ms"],
-                  (x[2, "elapsed_ms"] - x[1, "elapsed_ms"]) * 1e6 / ev, (x[2, "cpu_ms"] - x[1, "cpu_ms"]) * 1e6 / ev }' "$z" "$o"
+      for side in new old; do
+        args=("-agentpath:$SHIM=legacy=$lib")
+        if [ $side = old ]; then
+          if [ -n "$OTHER" ]; then args=("-agentpath:$OTHER=legacy=$lib"); else args=(); fi
+        fi
+        (cd "$OUT" && timeout -k 10 "$TIMEOUT" "$j/bin/java" "${args[@]}" -cp "$CP" $wl \
+           >"$OUT/jdk$v-wall-$a-r$r-$side.out" 2>&1)
+      done
     done
+    for r in $(seq 1 "$WROUNDS"); do cat "$OUT/jdk$v-wall-$a-r$r-old.out" "$OUT/jdk$v-wall-$a-r$r-new.out"; done |
+      awk -v a="$a" '/^BENCH/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "cpu_ms") c[n++] = kv[2]; if (kv[1] == "elapsed_ms") e[m++] = kv[2] } }
+        END { for (i = 0; i + 1 < n; i += 2) { line = line sprintf(" %d/%d", c[i + 1], c[i]); r[k++] = c[i] > 0 ? c[i + 1] / c[i] : 0 }
+              asort(r); printf "  %-9s cpu ms new/old per round:%s; median ratio %.3f\n", a, line, r[int((k + 1) / 2)] }'
   done
 done
 echo
