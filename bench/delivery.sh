@@ -126,7 +126,7 @@ for j in $JDKS; do
   # (raw monitor, GetMethodClass, GetCurrentThreadCpuTime per METHOD_ENTRY/EXIT), bmethods2
   # (METHOD_ENTRY2 + EXIT), ballocs (OBJECT_ALLOC + FREE + GC).
   OTHER=${DELIVERY_BEFORE:-}
-  echo "--- JDK $v: CPU time of the workload thread, $WROUNDS rounds side by side, ${OTHER:+this shim against $OTHER}${OTHER:-against no agent} (load $(cut -d' ' -f1 /proc/loadavg))"
+  echo "--- JDK $v: CPU time of the workload thread, $WROUNDS rounds side by side, $([ -n "$OTHER" ] && echo "this shim against $OTHER" || echo "against no agent") (load $(cut -d' ' -f1 /proc/loadavg))"
   for a in $KINDS btracer bmethods2 ballocs; do
     lib=$AG/libbdeliver.so:$a; wl="MethodCalls 1000000"
     case $a in btracer|bmethods2|ballocs) lib=$AG/lib$a.so ;; esac
@@ -144,7 +144,8 @@ for j in $JDKS; do
     for r in $(seq 1 "$WROUNDS"); do cat "$OUT/jdk$v-wall-$a-r$r-old.out" "$OUT/jdk$v-wall-$a-r$r-new.out"; done |
       awk -v a="$a" '/^BENCH/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "cpu_ms") c[n++] = kv[2]; if (kv[1] == "elapsed_ms") e[m++] = kv[2] } }
         END { for (i = 0; i + 1 < n; i += 2) { line = line sprintf(" %d/%d", c[i + 1], c[i]); r[k++] = c[i] > 0 ? c[i + 1] / c[i] : 0 }
-              asort(r); printf "  %-9s cpu ms new/old per round:%s; median ratio %.3f\n", a, line, r[int((k + 1) / 2)] }'
+              for (i = 1; i < k; i++) for (x = i; x > 0 && r[x - 1] > r[x]; x--) { t = r[x]; r[x] = r[x - 1]; r[x - 1] = t }
+              printf "  %-9s cpu ms new/old per round:%s; median ratio %.3f\n", a, line, r[int((k - 1) / 2)] }'
   done
 done
 echo
