@@ -184,6 +184,7 @@ static jint add_instance(const struct shim_options *opts)
     natives_scan(inst);
     inst->used = true;
     g_shim.ninst++;
+    events_instance_published(inst);
     return JNI_OK;
 }
 

@@ -225,12 +225,23 @@ const struct event_row *events_row(int t)
     return (t >= 0 && t < SHIM_NUM_EVENTS) ? &event_table[t] : NULL;
 }
 
-bool events_any(int t)
+_Atomic int events_enabled_n[SHIM_NUM_EVENTS];
+
+/* An instance counts once it is published (slot below ninst), as the walk over the
+ * instances this replaces counted it: events an agent enables in its JVM_OnLoad, before
+ * then, are added when it is published (events_instance_published). */
+static void count_enabled(const struct instance *inst, int t, int d)
 {
-    for (int i = 0; i < g_shim.ninst; i++)
-        if (event_on(&g_shim.inst[i], t))
-            return true;
-    return false;
+    if (inst->slot < __atomic_load_n(&g_shim.ninst, __ATOMIC_ACQUIRE))
+        atomic_fetch_add(&events_enabled_n[t], d);
+}
+
+void events_instance_published(const struct instance *inst)
+{
+    uint64_t m = atomic_load(&inst->enabled);
+    for (int t = 0; t < SHIM_NUM_EVENTS; t++)
+        if ((m >> t) & 1u)
+            atomic_fetch_add(&events_enabled_n[t], 1);
 }
 
 static jvmtiEvent always_on[8];
@@ -381,6 +392,7 @@ jint jvmpi_EnableEvent(struct instance *inst, jint t, void *arg)
     uint64_t old = atomic_fetch_or(&inst->enabled, (uint64_t)1 << t);
     log_debug("agent %d: EnableEvent(%s)", inst->slot, event_table[t].name);
     if (!(old & ((uint64_t)1 << t))) {
+        count_enabled(inst, t, 1); /* this call set the bit: counted once */
         bool attached = attach_for_switch(t);
         if (event_table[t].on_change != NULL)
             event_table[t].on_change(t, events_any(t));
@@ -400,6 +412,7 @@ jint jvmpi_DisableEvent(struct instance *inst, jint t, void *arg)
     uint64_t old = atomic_fetch_and(&inst->enabled, ~((uint64_t)1 << t));
     log_debug("agent %d: DisableEvent(%s)", inst->slot, event_table[t].name);
     if (old & ((uint64_t)1 << t)) {
+        count_enabled(inst, t, -1);
         bool attached = attach_for_switch(t);
         if (event_table[t].on_change != NULL)
             event_table[t].on_change(t, events_any(t));
@@ -625,6 +638,11 @@ static bool post(struct instance *inst, JVMPI_Event *ev, const struct calltrace_
 void event_post_all(const JVMPI_Event *ev)
 {
     int t = ev->event_type & ~JVMPI_REQUESTED_EVENT;
+    if (__atomic_load_n(&g_shim.ninst, __ATOMIC_ACQUIRE) == 1) {
+        JVMPI_Event copy = *ev; /* the caller's stays unscribbled */
+        post(&g_shim.inst[0], &copy, NULL);
+        return;
+    }
     for (int i = 0; i < g_shim.ninst; i++) {
         struct instance *inst = &g_shim.inst[i];
         if (!event_on(inst, t))

@@ -15,7 +15,16 @@ static inline bool event_on(const struct instance *inst, int t)
 {
     return (atomic_load_explicit(&inst->enabled, memory_order_relaxed) >> t) & 1u;
 }
-bool events_any(int t);
+/* How many instances have event t enabled: kept by EnableEvent / DisableEvent on each
+ * bit's change, so that "any agent wants t?", asked several times per event on the hottest
+ * paths, is one load instead of a walk over the instances' masks. */
+extern _Atomic int events_enabled_n[SHIM_NUM_EVENTS];
+static inline bool events_any(int t)
+{
+    return atomic_load_explicit(&events_enabled_n[t], memory_order_relaxed) != 0;
+}
+/* Count the events inst enabled before it was published (its slot now below ninst). */
+void events_instance_published(const struct instance *inst);
 /* Zero-fill ev, set type and env. */
 void event_init(JVMPI_Event *ev, jint type, JNIEnv *env);
 /* The one place that calls an agent's NotifyEvent. Holds no shim lock. Returns false if the

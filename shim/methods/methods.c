@@ -185,9 +185,14 @@ void methods_post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, 
 static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, jint local_depth,
                        const struct calltrace_snap *snap)
 {
+    /* The probes and callbacks serve entries and exits alike: nothing to do (nor to
+     * announce) for an entry no agent wants. */
+    bool e2 = events_any(JVMPI_EVENT_METHOD_ENTRY2), e1 = events_any(JVMPI_EVENT_METHOD_ENTRY);
+    if (!e1 && !e2)
+        return;
     struct method_rec *r = method_announced(jni, m);
     JVMPI_Event ev;
-    if (events_any(JVMPI_EVENT_METHOD_ENTRY2)) {
+    if (e2) {
         jobjectID recv = NULL;
         jobject got = NULL;
         int hand = ids_hand_open(); /* the receiver is at hand for requests from the handler */
@@ -205,7 +210,7 @@ static void post_entry(JNIEnv *jni, jmethodID m, jobject self, bool have_self, j
         if (got != NULL)
             (*jni)->DeleteLocalRef(jni, got);
     }
-    if (events_any(JVMPI_EVENT_METHOD_ENTRY)) {
+    if (e1) {
         event_init(&ev, JVMPI_EVENT_METHOD_ENTRY, jni);
         ev.u.method.method_id = m;
         post_all(&ev, snap);
@@ -370,6 +375,8 @@ void methods_ctor_ready(JNIEnv *jni, jobject self)
 
 void methods_post_exit(JNIEnv *jni, jmethodID m)
 {
+    if (!events_any(JVMPI_EVENT_METHOD_EXIT))
+        return; /* an exit probe while only entries are wanted */
     method_announced(jni, m);
     JVMPI_Event ev;
     event_init(&ev, JVMPI_EVENT_METHOD_EXIT, jni);

@@ -421,6 +421,19 @@ void jvmpi_SetThreadLocalStorage(struct instance *inst, JNIEnv *env, void *ptr)
         report_misuse(inst, LOG_INFO, "SetThreadLocalStorage(NULL env): ignored");
         return;
     }
+    /* The calling thread's own storage, the common case (a profiler sets it in its
+     * THREAD_START or on every event), found as GetThreadLocalStorage finds it: no lookup
+     * of the current JNIEnv. */
+    JNIEnv *vt = shim_vthread_env;
+    if (vt != NULL && vt == env) {
+        vthreads_rec(vt)->tls[inst->slot] = ptr;
+        return;
+    }
+    r = tl_self;
+    if (r != NULL && r->env == env) {
+        r->tls[inst->slot] = ptr;
+        return;
+    }
     if (threads_env_is_current(env)) {
         r = threads_self();
         if (r != NULL)
