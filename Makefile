@@ -53,9 +53,15 @@ B        := build
 JNI_INC  := -I$(JDK)/include -I$(JDK)/include/linux
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-# TLS descriptors: the shim's thread-locals (read on every event) without a call to
-# __tls_get_addr each time (profiled: 6 % of a method-event run on JDK 25). x86-64 only.
-TLS_DIALECT  := $(if $(filter x86_64,$(ARCH)),-mtls-dialect=gnu2,)
+# Initial-exec TLS: the shim's thread-locals (read several times on every event and JVMPI
+# call) are one %fs-relative load each, with no call: the general-dynamic model calls
+# __tls_get_addr every time (6 % of a method-event run on JDK 25) and TLS descriptors still
+# call _dl_tlsdesc_return (measured, bench/calls.sh micro, JDK 17: RawMonitorEnter+Exit 23.7
+# -> 18.4 ns, GetMethodClass 9.2 -> 5.7 ns). The library is then marked STATIC_TLS: glibc
+# places its 0.4 KB in the static TLS surplus it keeps for dlopen'ed libraries, and dlopen
+# fails ("cannot allocate memory in static TLS block") only where that surplus was shrunk
+# or used up (docs/options.md, Troubleshooting). x86-64 only.
+TLS_DIALECT  := $(if $(filter x86_64,$(ARCH)),-ftls-model=initial-exec,)
 # GNU_SRC: on i386, large-file interfaces too: stat, fstat and readdir of the 32-bit ABI fail
 # with EOVERFLOW on a file system with 64-bit inode numbers (the agent library's stat in
 # face/loader.c, its ELF reader's fstat, a tool's readdir).

@@ -1,10 +1,11 @@
 #!/bin/bash
 # check-tls.sh — the shim's thread-local storage fits the static TLS glibc keeps for
-# libraries loaded by dlopen (rtld.optional_static_tls, 512 bytes by default). Beyond that
-# glibc gives the library dynamic TLS, and every access to any of its thread-locals goes
-# through _dl_tlsdesc_dynamic (measured: 6 % of all cycles of the allocs bench). Larger
-# per-thread arrays belong in a block made by shim_thread_block (shim/core/shim.h). The limit
-# keeps a margin below 512 for the agent's own libraries.
+# libraries loaded by dlopen (rtld.optional_static_tls, 512 bytes by default). The x86-64
+# shim uses the initial-exec model (Makefile, TLS_DIALECT): beyond that room dlopen fails
+# with "cannot allocate memory in static TLS block" (the i386 one, general-dynamic, falls
+# back to dynamic TLS, every access a __tls_get_addr call: 6 % of all cycles of the
+# allocs bench). Larger per-thread arrays belong in a block made by shim_thread_block
+# (shim/core/shim.h). The limit keeps a margin below 512 for the agent's own libraries.
 cd "$(dirname "$0")/.."
 LIB=build/libjvmpishim.so
 LIMIT=448

@@ -285,9 +285,10 @@ static inline JNIEnv *shim_current_env(void)
     return vt != NULL ? vt : shim_current_jni();
 }
 /* Thread-local data: the shim's _Thread_local variables must stay within the 512 bytes of
- * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls); beyond
- * that every access to any of them goes through _dl_tlsdesc_dynamic (measured: 6 % of all
- * cycles of the allocs bench). tests/check-tls.sh holds the line. A larger per-thread array
+ * static TLS glibc keeps for libraries loaded by dlopen (rtld.optional_static_tls): the
+ * x86-64 shim is built initial-exec (one load per access, Makefile) and would not load
+ * beyond it; on i386 every access would be a __tls_get_addr call (dynamic TLS cost 6 % of
+ * all cycles of the allocs bench, measured on x86-64). tests/check-tls.sh holds the line. A larger per-thread array
  * lives in a block made on first use, reached through one thread-local pointer:
  * shim_thread_block(&tl_ptr, size) makes it (zeroed; NULL if out of memory) for the calling
  * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
