@@ -156,9 +156,12 @@ $(B)/agents/lib%.so: legacy-agents/%.cc include/jvmpi.h $(KIT_HDR) | $(B)/agents
 $(B)/agents/libhprof.so: $(HPROF_SRC) $(HPROF_HDR) include/jvmpi.h | $(B)/agents
 	$(CC) -std=gnu99 $(AGENT_CFLAGS) -shared -o $@ $(HPROF_SRC) -lpthread
 
-$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit
+# A unit test that #includes a shim source (to reach its static functions) is rebuilt when
+# that source changes.
+UNIT_INCLUDED := $(addprefix shim/,$(shell sed -n 's/^\#include "\([a-z_]*\/[a-z_]*\.c\)"/\1/p' $(UNIT_SRC)))
+$(B)/unit/%: tests/unit/%.c $(UNIT_LINK) $(UNIT_INCLUDED) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit
 	$(CC) -std=c11 $(WARN) -O1 -g $(GNU_SRC) -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
-$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
+$(B)/unit-san/%: tests/unit/%.c $(UNIT_LINK) $(UNIT_INCLUDED) $(SHIM_HDR) $(TRACE_HDR) $(FIDELITY_ROWS) | $(B)/unit-san
 	$(CC) -std=c11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	  $(GNU_SRC) -pthread -Iinclude -Ishim -I$(B)/gen -Itools/jvmpitrace $(JNI_INC) -o $@ $< $(UNIT_LINK) -ldl
 

@@ -28,7 +28,8 @@
  * (perf_event_paranoid 3, seccomp) or fails, the answer is clock_gettime, with no warning:
  * a process-wide flag then stops further threads from trying. A thread decides on its first
  * call; one that uses the page holds one descriptor and one mapped page, released at its
- * end by a thread-specific-data destructor. A forked child reopens (the inherited event
+ * end by a thread-specific-data destructor. At most 256 threads (and a sixteenth of the
+ * descriptor limit) hold one at a time; others use clock_gettime. A forked child reopens (the inherited event
  * counts the parent's thread).
  */
 #include "core/log.h"
@@ -42,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,12 +127,33 @@ static pthread_key_t clock_key;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 static bool clock_key_ok;
 
+/* Pages open in the process, and how many may be: each holds a descriptor of the
+ * program's, so a program of thousands of threads must not run out of them because its
+ * profiler reads CPU time. The threads beyond the budget use clock_gettime. */
+static _Atomic int pages_open;
+static int page_budget(void)
+{
+    static _Atomic int budget; /* 0: not computed yet */
+    int b = atomic_load_explicit(&budget, memory_order_relaxed);
+    if (b == 0) {
+        struct rlimit rl;
+        rlim_t soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+        b = soft == RLIM_INFINITY || soft / 16 > 256 ? 256 : (int)(soft / 16);
+        if (b < 1)
+            b = 1;
+        atomic_store_explicit(&budget, b, memory_order_relaxed);
+    }
+    return b;
+}
+
 static void page_close(struct cpuclock *c)
 {
     if (c->pg != NULL)
         munmap((void *)c->pg, (size_t)sysconf(_SC_PAGESIZE));
-    if (c->fd >= 0)
+    if (c->fd >= 0) {
         close(c->fd);
+        atomic_fetch_sub(&pages_open, 1);
+    }
     c->pg = NULL;
     c->fd = -1;
 }
@@ -201,6 +224,8 @@ static __attribute__((noinline, cold)) int64_t clock_first(struct cpuclock *c)
     if (atomic_load_explicit(&page_off, memory_order_relaxed))
         return clock_now();
     pthread_once(&clock_once, clock_key_make);
+    if (atomic_load(&pages_open) >= page_budget())
+        return clock_now(); /* this thread only: the budget of descriptors is spent */
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.type = PERF_TYPE_SOFTWARE;
@@ -216,9 +241,11 @@ static __attribute__((noinline, cold)) int64_t clock_first(struct cpuclock *c)
                   strerror(errno));
         return clock_now();
     }
+    atomic_fetch_add(&pages_open, 1); /* page_close takes it back */
     void *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
     if (pg == MAP_FAILED) {
         close(fd);
+        atomic_fetch_sub(&pages_open, 1);
         log_debug("thread CPU time: mmap of the perf page: %s; clock_gettime", strerror(errno));
         return clock_now();
     }
