@@ -60,7 +60,7 @@ CFLAGS   ?= -O2 -g
 # -> 18.4 ns, GetMethodClass 9.2 -> 5.7 ns). The library is then marked STATIC_TLS: glibc
 # places its 0.4 KB in the static TLS surplus it keeps for dlopen'ed libraries, and dlopen
 # fails ("cannot allocate memory in static TLS block") only where that surplus was shrunk
-# or used up (docs/options.md, Troubleshooting). x86-64 only.
+# or used up (docs/options.md, *Loading the shim*). x86-64 only.
 TLS_DIALECT  := $(if $(filter x86_64,$(ARCH)),-ftls-model=initial-exec,)
 # GNU_SRC: on i386, large-file interfaces too: stat, fstat and readdir of the 32-bit ABI fail
 # with EOVERFLOW on a file system with 64-bit inode numbers (the agent library's stat in

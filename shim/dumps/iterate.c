@@ -189,7 +189,7 @@ static jint JNICALL ordinal_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint
          * left resolves through the id index, which makes no reference to either kind. */
         bool mirror_ok = class_tag != IDS_SCAN_CLASS_CLASS || *tag_ptr == IDS_SCAN_CLASS ||
                          *tag_ptr == IDS_SCAN_CLASS_CLASS;
-        if (class_tag != 0 && (!mirror_ok || size != w->ord_size[w->ord_next])) {
+        if (size != w->ord_size[w->ord_next] || (class_tag != 0 && !mirror_ok)) {
             w->ord_shifted = true;
             return JVMTI_VISIT_ABORT;
         }
@@ -344,21 +344,21 @@ bool unreached_records(struct walk *w)
             tagged = ids_scan_tag_classes(jni, scan);
             (*jni)->PopLocalFrame(jni, NULL);
         }
-        jvmtiError err = tagged ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
+        jvmtiError err = JVMTI_ERROR_NONE; /* untagged: ids_scan_tag_classes said why */
         hc.heap_iteration_callback = ordinal_cb;
         jlong tags[2] = {SCAN_UNREACHED, SCAN_UNREACHED_NOID}, *stags = NULL;
         w->ord_at = w->ord_next = 0;
         w->ord_shifted = false;
         shim_crit_begin(); /* HotSpot's escape barrier: see run_walk() */
-        if (err == JVMTI_ERROR_NONE)
+        if (tagged)
             err = (*scan)->IterateThroughHeap(scan, 0, NULL, &hc, w); /* every ordinal */
         shim_crit_end();
         if (w->ord_shifted)
             log_info("heap dump: the heap changed between two iterations at object %llu of "
                      "%zu unreached: the rest resolve through the id index",
                      (unsigned long long)w->ord_next, n);
-        if (jvmti_ok_at(err, LOG_WARN,
-                        "IterateThroughHeap to find a heap dump's unreached objects") &&
+        if (tagged &&
+            jvmti_ok_at(err, LOG_WARN, "IterateThroughHeap to find a heap dump's unreached objects") &&
             jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 2, tags, &got, &objs, &stags), LOG_WARN,
                         "GetObjectsWithTags for a heap dump's unreached objects")) {
             for (jint k = 0; k < got && !w->failed; k++) {
