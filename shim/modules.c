@@ -252,8 +252,9 @@ static const struct area_module table[] = {
      .stop = bci_stop},
     /* monitors/: monitor events and raw monitors. */
     {.name = "monitors", .onload = monitors_on_load, .callbacks = monitors_callbacks},
-    /* dumps/: HEAP_DUMP, OBJECT_DUMP, MONITOR_DUMP (request-only rows). */
-    {.name = "dumps", .onload = dumps_on_load},
+    /* dumps/: HEAP_DUMP, OBJECT_DUMP, MONITOR_DUMP (request-only rows); the CDS archive's
+     * subgraph classes loaded before any agent runs (archive.c). */
+    {.name = "dumps", .onload = dumps_on_load, .own_java = dumps_load_archive_anchors},
     /* report/: the migration report's own JVMTI events; after virtual threads, whose
      * choice it reads. */
     {.name = "report", .onload = report_on_load, .callbacks = report_callbacks,

@@ -365,20 +365,14 @@ bool ids_scan_tag_classes(JNIEnv *jni, jvmtiEnv *scan)
     return true;
 }
 
-/* Not yet closed (issue 34): the heads of the CDS archive's dormant subgraphs. The archive
- * maps subgraphs that stay dormant until their class is loaded; the object heading one may
- * be of a class already loaded: jdk.internal.math.FDBigInteger's archivedCaches is an
- * Object[] (a loaded class) holding FDBigInteger[] arrays, a class never loaded by a program
- * that prints no double. JVMTI's walk does not reach the head, IterateThroughHeap visits it
- * and its class has a tag, so a pass tags it and GetObjectsWithTags makes a reference to it
- * with the collector's keep-alive; G1's concurrent marking then scans it and the
- * FDBigInteger[] it holds, whose class has no ClassLoaderData: SIGSEGV in
- * ClassLoaderData::oops_do (JDK 17, a 32-thread class-loading storm with dumps and requests,
- * 1 to 5 runs in 6; the object is always the FDBigInteger[] at the archive's top, named with
- * jhsdb). Tags put on the heads at VMInit do not last: G1 counts them dead and clears their
- * tag-map entries at its next cycle (measured: 486 tagged at VMInit, 114 left at the first
- * pass), though they stay in the heap. So no tag tells them from the program's garbage,
- * which a pass must index; a fix has to tell them another way. */
+/* The heads of the CDS archive's dormant subgraphs: an object of a loaded class (an
+ * Object[], a HashMap) that holds objects of a class this run never loaded. IterateThroughHeap
+ * visits the head and its class has a tag, so a pass tags it and GetObjectsWithTags makes a
+ * reference to it with the collector's keep-alive; without more, G1's marking then walked into
+ * the objects of the class without a loader and crashed (JDK 17). dumps/archive.c loads those
+ * classes before any agent runs, which makes the subgraphs ordinary objects to the collector:
+ * no tag could tell the heads from the program's garbage (tags put on them at VMInit are
+ * cleared by G1's next cycle, which counts them dead, though they stay in the heap). */
 void ids_primitive_mirrors(JNIEnv *jni, jobject out[IDS_NPRIMS])
 {
     static const char *const boxes[IDS_NPRIMS] = {

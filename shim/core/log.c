@@ -119,6 +119,11 @@ void log_vm_ending(void)
     vm_ending = 1;
 }
 
+bool log_vm_is_ending(void)
+{
+    return vm_ending != 0;
+}
+
 bool jvmti_failed_at(jvmtiError err, int level, const char *what)
 {
     if (err == JVMTI_ERROR_NONE)

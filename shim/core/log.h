@@ -39,6 +39,8 @@ static inline bool jvmti_ok_at(jvmtiError err, int level, const char *what)
  * already running on another thread then meets JVMTI_ERROR_WRONG_PHASE once VMDeath has
  * returned: that is the exit, not a fault, so from here on it is logged at debug level. */
 void log_vm_ending(void);
+/* Whether VMDeath has come: a JVMTI call failing now fails because the JVM is exiting. */
+bool log_vm_is_ending(void);
 #define jvmti_ok(err, what) jvmti_ok_at((err), LOG_ERROR, (what))
 /* A JVMTI result the shim deliberately does not act on; `why` says why in the call itself
  * (e.g. "Deallocate: nothing to do if it fails"). The error is still named, at debug level,

@@ -282,7 +282,11 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     else if (single == NULL)
         memory_facts_abandon(w.facts);
     w.facts = NULL;
-    if (!good) {
+    if (!good && !ok && log_vm_is_ending()) {
+        /* A request from another thread of the agent while the JVM exits: JVMTI's heap
+         * functions answer WRONG_PHASE from VMDeath on. */
+        log_info("agent %d: RequestEvent(%s) while the JVM exits: JVMPI_FAIL", inst->slot, what);
+    } else if (!good) {
         log_error("agent %d: RequestEvent(%s): %s: JVMPI_FAIL", inst->slot, what,
                   ok ? "out of memory" : "the heap walk failed");
     } else if (single != NULL && w.records == 0) {
