@@ -305,15 +305,32 @@ static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
 bool unreached_records(struct walk *w)
 {
     double t0 = now_s();
+    JNIEnv *jni = w->jni;
+    /* The scan environment and its class tags first: tagging the classes may run Java code
+     * on this thread (FindClass through the system class loader allocates), and an
+     * allocation between the two iterations changes the ordinals. */
+    jvmtiEnv *scan = ids_scan_env();
+    bool tagged = scan != NULL && (*jni)->PushLocalFrame(jni, 32) == JNI_OK;
+    if (tagged) {
+        tagged = ids_scan_tag_classes(jni, scan);
+        (*jni)->PopLocalFrame(jni, NULL);
+    }
     if (w->level > JVMPI_DUMP_LEVEL_0 &&
         !iterate(w, unreached_cb, "IterateThroughHeap for the objects a heap dump's walk did "
-                                  "not reach"))
+                                  "not reach")) {
+        if (scan != NULL)
+            jvmti_ignore((*scan)->DisposeEnvironment(scan),
+                         "DisposeEnvironment of a dump's scan environment: nothing else to do");
         return false;
+    }
     double t1 = now_s();
     size_t n = w->n_unreached / 2;
-    if (n == 0)
+    if (n == 0) {
+        if (scan != NULL)
+            jvmti_ignore((*scan)->DisposeEnvironment(scan),
+                         "DisposeEnvironment of a dump's scan environment: nothing else to do");
         return true;
-    JNIEnv *jni = w->jni;
+    }
     w->un_cap = 64;
     while (w->un_cap < 2 * n)
         w->un_cap *= 2;
@@ -331,19 +348,13 @@ bool unreached_records(struct walk *w)
             k = (k + 1) & (w->un_cap - 1);
         w->un_idx[k] = i + 1;
     }
-    jvmtiEnv *scan = ids_scan_env();
     jint got = 0;
     jobject *objs = NULL;
     if (scan != NULL && (*jni)->PushLocalFrame(jni, 16) == JNI_OK) {
         jvmtiHeapCallbacks hc;
         memset(&hc, 0, sizeof hc);
-        /* The loaded classes get their tag in this environment first, so that the ordinal
-         * iteration tells the objects no reference may be made to (ordinal_cb). */
-        bool tagged = (*jni)->PushLocalFrame(jni, 32) == JNI_OK;
-        if (tagged) {
-            tagged = ids_scan_tag_classes(jni, scan);
-            (*jni)->PopLocalFrame(jni, NULL);
-        }
+        /* The loaded classes have their tag in this environment (above), so that the
+         * ordinal iteration tells the objects no reference may be made to (ordinal_cb). */
         jvmtiError err = JVMTI_ERROR_NONE; /* untagged: ids_scan_tag_classes said why */
         hc.heap_iteration_callback = ordinal_cb;
         jlong tags[2] = {SCAN_UNREACHED, SCAN_UNREACHED_NOID}, *stags = NULL;
