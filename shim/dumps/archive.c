@@ -9,8 +9,8 @@
  * unreachable object; a heap dump lists it and the id index (core/ids.c) takes a reference
  * to it, and once a JNI reference to it exists, the collector's next marking walks from it
  * into those objects and crashes in ClassLoaderData::oops_do (measured on JDK 17 with G1: a
- * 32-thread class-loading storm with dumps and requests for their ids crashed 1 to 3 runs in
- * 6, always on FDBigInteger[]). No JVMTI callback tells such a head from the program's
+ * 32-thread class-loading storm with dumps and requests for their ids crashed 1 to 5 runs in
+ * 6, always on FDBigInteger[]; none in 18 since). No JVMTI callback tells such a head from the program's
  * garbage, which a dump must list. So before any agent runs, the shim loads, without
  * initializing them, the classes whose static fields anchor these subgraphs: loading
  * restores each class and its array class with a loader, and the objects of a subgraph are

@@ -62,6 +62,7 @@ static void hold_world(JNIEnv *jni, struct walk *w, struct world *world)
 
 static void walk_free(struct walk *w)
 {
+    unreached_drop(w);
     free(w->fresh);
     free_classes(w);
     free(w->prim_vals);
@@ -229,6 +230,7 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     if (single == NULL) {
         w.facts = memory_facts_begin();
         hold_world(jni, &w, &ts);
+        unreached_prepare(&w); /* before the first iteration: see there */
         if (level == JVMPI_DUMP_LEVEL_0) {
             ok = !w.failed && level0_records(&w);
         } else {

@@ -128,6 +128,8 @@ struct walk {
     jlong *ord_size;            /* and its size, to tell a heap that changed since */
     uint64_t ord_at, ord_next;
     bool ord_shifted;           /* the second iteration found the heap changed */
+    jvmtiEnv *scan;             /* the unreached pass's own environment (unreached_prepare) */
+    bool scan_tagged;           /* its loaded classes tagged */
     size_t *un_idx, un_cap;     /* id -> index + 1 into unreached (open addressing) */
     unsigned char *un_done;     /* its record is written */
     /* Objects whose class the dump did not know (a hidden class the JVM loaded from the CDS
@@ -173,7 +175,9 @@ bool run_walk(struct walk *w, jobject initial);
 
 /* iterate.c: every object in the heap. */
 bool level0_records(struct walk *w);    /* a level-0 dump's records, one heap iteration */
+void unreached_prepare(struct walk *w); /* before a dump's first iteration */
 bool unreached_records(struct walk *w); /* after the walk: the objects it did not reach */
+void unreached_drop(struct walk *w);    /* the pass's environment, if still there */
 void apply_fixes(struct walk *w);       /* the classes unreached_records learned, for fresh */
 
 /* jnirecords.c: records read with JNI. */

@@ -302,33 +302,43 @@ static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
 
 /* After the walk (levels 1 and 2), the records of the objects it did not reach, and of those
  * of classes it did not know; after a level-0 iteration, the classes of the latter. */
+/* The unreached pass's environment and its class tags, before the dump's first iteration:
+ * tagging the classes may run Java code on this thread (FindClass through the system class
+ * loader allocates), and an allocation between the first iteration and the second changes
+ * every ordinal after it, which sent all the unreached objects through a full index pass. */
+void unreached_prepare(struct walk *w)
+{
+    JNIEnv *jni = w->jni;
+    w->scan = ids_scan_env();
+    w->scan_tagged = w->scan != NULL && (*jni)->PushLocalFrame(jni, 32) == JNI_OK;
+    if (w->scan_tagged) {
+        w->scan_tagged = ids_scan_tag_classes(jni, w->scan);
+        (*jni)->PopLocalFrame(jni, NULL);
+    }
+}
+
+void unreached_drop(struct walk *w)
+{
+    if (w->scan != NULL)
+        jvmti_ignore((*w->scan)->DisposeEnvironment(w->scan),
+                     "DisposeEnvironment of a dump's scan environment: nothing else to do");
+    w->scan = NULL;
+}
+
 bool unreached_records(struct walk *w)
 {
     double t0 = now_s();
     JNIEnv *jni = w->jni;
-    /* The scan environment and its class tags first: tagging the classes may run Java code
-     * on this thread (FindClass through the system class loader allocates), and an
-     * allocation between the two iterations changes the ordinals. */
-    jvmtiEnv *scan = ids_scan_env();
-    bool tagged = scan != NULL && (*jni)->PushLocalFrame(jni, 32) == JNI_OK;
-    if (tagged) {
-        tagged = ids_scan_tag_classes(jni, scan);
-        (*jni)->PopLocalFrame(jni, NULL);
-    }
     if (w->level > JVMPI_DUMP_LEVEL_0 &&
         !iterate(w, unreached_cb, "IterateThroughHeap for the objects a heap dump's walk did "
                                   "not reach")) {
-        if (scan != NULL)
-            jvmti_ignore((*scan)->DisposeEnvironment(scan),
-                         "DisposeEnvironment of a dump's scan environment: nothing else to do");
+        unreached_drop(w);
         return false;
     }
     double t1 = now_s();
     size_t n = w->n_unreached / 2;
     if (n == 0) {
-        if (scan != NULL)
-            jvmti_ignore((*scan)->DisposeEnvironment(scan),
-                         "DisposeEnvironment of a dump's scan environment: nothing else to do");
+        unreached_drop(w);
         return true;
     }
     w->un_cap = 64;
@@ -348,13 +358,16 @@ bool unreached_records(struct walk *w)
             k = (k + 1) & (w->un_cap - 1);
         w->un_idx[k] = i + 1;
     }
+    jvmtiEnv *scan = w->scan;
+    bool tagged = w->scan_tagged;
     jint got = 0;
     jobject *objs = NULL;
     if (scan != NULL && (*jni)->PushLocalFrame(jni, 16) == JNI_OK) {
         jvmtiHeapCallbacks hc;
         memset(&hc, 0, sizeof hc);
-        /* The loaded classes have their tag in this environment (above), so that the
-         * ordinal iteration tells the objects no reference may be made to (ordinal_cb). */
+        /* The loaded classes have their tag in this environment (unreached_prepare), so
+         * that the ordinal iteration tells the objects no reference may be made to
+         * (ordinal_cb). */
         jvmtiError err = JVMTI_ERROR_NONE; /* untagged: ids_scan_tag_classes said why */
         hc.heap_iteration_callback = ordinal_cb;
         jlong tags[2] = {SCAN_UNREACHED, SCAN_UNREACHED_NOID}, *stags = NULL;
@@ -391,9 +404,7 @@ bool unreached_records(struct walk *w)
         }
         (*jni)->PopLocalFrame(jni, NULL);
     }
-    if (scan != NULL)
-        jvmti_ignore((*scan)->DisposeEnvironment(scan),
-                     "DisposeEnvironment of a dump's scan environment: nothing else to do");
+    unreached_drop(w);
     /* What the second iteration missed, through the index (one pass at most). */
     for (size_t i = 0; i < n && !w->failed; i++) {
         if (w->un_done[i])
