@@ -86,21 +86,25 @@ _Static_assert(RM_IDX_SHIFT + RM_GEN_BITS + RM_IDX_BITS == 32, "a raw monitor ha
 struct holder;
 
 struct rawmon {
-    /* What every call reads and the owner writes: one cache line per monitor. The count of
-     * contenders is on it too: a contender counts itself out once it holds the monitor, and
-     * the owner reads it as it lets go, both right after touching the lock word. */
+    /* What the owner writes: one cache line per monitor, which an Enter takes for writing
+     * at its first touch (the compare-and-swap), so that under contention each Enter and
+     * each Exit moves the line between CPUs once. The count of contenders is on it too: a
+     * contender counts itself out once it holds the monitor, and the owner reads it as it
+     * lets go, both right after touching the lock word. */
     _Alignas(64) _Atomic uint32_t word; /* 0 free, 1 held, 2 held, sleepers possible */
     int count;                          /* the owner's recursion count (owner only) */
     _Atomic(struct holder *) owner;     /* the owning thread's record, NULL when free */
-    _Atomic uintptr_t id;               /* the live monitor's JVMPI id; 0 when destroyed */
     _Atomic int contenders;             /* threads blocked in RawMonitorEnter */
     _Atomic int sleepers;               /* threads past the spin, about to sleep or asleep */
     /* Waits: their own line. */
     _Alignas(64) _Atomic int waiters;   /* threads in RawMonitorWait */
     _Atomic uint32_t notify_seq;        /* futex word of RawMonitorWait: NotifyAll adds 1 */
     _Atomic int busy;                   /* threads in Wait or posting, dumps holding it */
-    /* Set when the slot is given a monitor (registry_lock), read by events and dumps. */
-    _Alignas(64) _Atomic(char *) name;  /* our copy (see set_name) */
+    /* Set when the slot is given a monitor (registry_lock), read by every call (the id) and
+     * by events and dumps: written only at create and destroy, so every CPU keeps a shared
+     * copy while the line above moves. */
+    _Alignas(64) _Atomic uintptr_t id;  /* the live monitor's JVMPI id; 0 when destroyed */
+    _Atomic(char *) name;               /* our copy (see set_name) */
     size_t name_cap;
     bool silent;                        /* name starts with '_': no events */
     uint32_t gen, index;
@@ -510,12 +514,15 @@ void jvmpi_RawMonitorEnter(struct instance *inst, JVMPI_RawMonitor id)
         return;
     }
     struct holder *self = me();
-    if (atomic_load_explicit(&m->owner, memory_order_relaxed) == self) {
-        m->count++;
-        return;
-    }
+    /* The compare-and-swap first: it fails when this thread already owns the monitor (the
+     * word is not 0 then), and reading the owner before it would fetch the line shared and
+     * then again for writing. */
     if (__builtin_expect(try_lock(m), 1)) {
         take(m, self, 1);
+        return;
+    }
+    if (atomic_load_explicit(&m->owner, memory_order_relaxed) == self) {
+        m->count++;
         return;
     }
     enter_contended(m, id, self);
