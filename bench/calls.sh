@@ -2,7 +2,7 @@
 # calls.sh — what the JVMPI calls agents make around every event cost (docs/performance.md,
 # "Calls around every event").
 #
-#   bench/calls.sh [micro] [tracer] [hprof]      default: all three
+#   bench/calls.sh [micro] [tracer] [hprof] [bytecode]    default: all four
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_CALLS_ROUNDS (rounds of
 # tracer and hprof, default 5), BENCH_CALLS_MICRO_ROUNDS (rounds inside the micro agent,
@@ -33,6 +33,12 @@
 #         4-frame GetStackTrace per allocation, counted in a site table under one mutex);
 #         order rotating. Goal: hprof / none <= 3. Then one more HPROF run with report=,
 #         whose time table (where the time goes) is printed.
+# bytecode MethodCalls 1000000 with bench/agents/bbytecode.c, a per-bytecode coverage tracer
+#         (INSTRUCTION_START counted per method and offset, METHOD_ENTRY2 and METHOD_EXIT, its
+#         tables found through thread-local storage and a raw monitor), against the same
+#         workload with INSTRUCTION_START delivered to an empty handler (bench/agents/
+#         bdeliver.c insn: the mechanism's own cost) and no agent; order rotating. Goal:
+#         bytecode / none <= 15 (what users of such tracers accepted).
 #
 # Output: build/bench/calls-<date-time>/ (raw runs, report.txt); the tables go to stdout
 # and report.txt. Exit status 0 when every run completed, 1 if one crashed, hung or
@@ -40,7 +46,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-micro tracer hprof}
+SCEN=${*:-micro tracer hprof bytecode}
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 ROUNDS=${BENCH_CALLS_ROUNDS:-5}
 MROUNDS=${BENCH_CALLS_MICRO_ROUNDS:-15}
@@ -144,6 +150,15 @@ for j in $JDKS; do
       table tracer "$v" jvmpi native 2
       table tracer "$v" native none -
       grep -h '^btracer:' "$OUT/raw/jdk$v-tracer-r1-jvmpi.out" "$OUT/raw/jdk$v-tracer-r1-native.out" | sed 's/^/  /'
+      ;;
+    bytecode)
+      echo "--- JDK $v / bytecode: MethodCalls 1000000, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+      rounds bytecode "$j" "$v" none=none "bytecode=-agentpath:$SHIM=legacy=$AG/libbbytecode.so" \
+        "empty=-agentpath:$SHIM=legacy=$AG/libbdeliver.so:insn" -- MethodCalls 1000000
+      table bytecode "$v" bytecode none 15
+      table bytecode "$v" empty none -
+      table bytecode "$v" bytecode empty -
+      grep -h '^bbytecode:' "$OUT/raw/jdk$v-bytecode-r1-bytecode.out" | sed 's/^/  /'
       ;;
     hprof)
       echo "--- JDK $v / hprof: Sites 40 with HPROF heap=sites, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
