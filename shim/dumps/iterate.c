@@ -300,8 +300,6 @@ static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
     }
 }
 
-/* After the walk (levels 1 and 2), the records of the objects it did not reach, and of those
- * of classes it did not know; after a level-0 iteration, the classes of the latter. */
 /* The unreached pass's environment and its class tags, before the dump's first iteration:
  * tagging the classes may run Java code on this thread (FindClass through the system class
  * loader allocates), and an allocation between the first iteration and the second changes
@@ -325,6 +323,8 @@ void unreached_drop(struct walk *w)
     w->scan = NULL;
 }
 
+/* After the walk (levels 1 and 2), the records of the objects it did not reach, and of those
+ * of classes it did not know; after a level-0 iteration, the classes of the latter. */
 bool unreached_records(struct walk *w)
 {
     double t0 = now_s();
