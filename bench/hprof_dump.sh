@@ -4,6 +4,7 @@
 #
 #   bench/hprof_dump.sh [ROUNDS]        (default 3)
 #
+# Needs `make all`; builds bench/ itself (make -f bench/Makefile), for Sites.
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all); BENCH_SHIM_OLD, the path of
 # another build of libjvmpishim.so, run as one more configuration ("old") for a before/after
 # taken side by side.
@@ -24,8 +25,9 @@ JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 SHIM=$ROOT/build/libjvmpishim.so
 OLD=${BENCH_SHIM_OLD:-}
 HPROF=$ROOT/build/agents/libhprof.so
-[ -f "$SHIM" ] && [ -f "$HPROF" ] && [ -f build/classes/HprofApp.class ] && [ -f build/bench/classes/Sites.class ] ||
-  { echo "hprof_dump.sh: run make all and make -C bench first" >&2; exit 2; }
+[ -f "$SHIM" ] && [ -f "$HPROF" ] && [ -f build/classes/HprofApp.class ] ||
+  { echo "hprof_dump.sh: run make all first" >&2; exit 2; }
+make -s -f bench/Makefile JDK="$(tools/find-jdk.sh build)" >/dev/null || { echo "hprof_dump.sh: bench/ did not build" >&2; exit 2; }
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 echo "hprof_dump.sh: $(date -u '+%Y-%m-%d %H:%M UTC'); load: $(uptime | sed 's/.*load average: //'); $(nproc) CPUs"
 

@@ -10,8 +10,8 @@
  * to it, and once a JNI reference to it exists, the collector's next marking walks from it
  * into those objects and crashes in ClassLoaderData::oops_do (measured on JDK 17 with G1: a
  * 32-thread class-loading storm with dumps and requests for their ids crashed 1 to 5 runs in
- * 6, always on FDBigInteger[]; none in 18 since). No JVMTI callback tells such a head from the program's
- * garbage, which a dump must list. So before any agent runs, the shim loads, without
+ * 6, always on FDBigInteger[]; none in 18 since). No JVMTI callback tells such a head from
+ * the program's garbage, which a dump must list. So before any agent runs, the shim loads, without
  * initializing them, the classes whose static fields anchor these subgraphs: loading
  * restores each class and its array class with a loader, and the objects of a subgraph are
  * then ordinary objects to the collector, however they are reached. A class the JDK does not
@@ -74,9 +74,8 @@ void dumps_load_archive_anchors(JNIEnv *jni)
         return;
     }
     jclass cls = (*jni)->FindClass(jni, "java/lang/Class");
-    jmethodID for_name = cls ? (*jni)->GetStaticMethodID(jni, cls, "forName",
-                                                         "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;")
-                             : NULL;
+    static const char sig[] = "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;";
+    jmethodID for_name = cls ? (*jni)->GetStaticMethodID(jni, cls, "forName", sig) : NULL;
     if (for_name == NULL) {
         (*jni)->ExceptionClear(jni);
         (*jni)->PopLocalFrame(jni, NULL);

@@ -382,7 +382,8 @@ bool unreached_records(struct walk *w)
                      "%zu unreached: the rest resolve through the id index",
                      (unsigned long long)w->ord_next, n);
         if (tagged &&
-            jvmti_ok_at(err, LOG_WARN, "IterateThroughHeap to find a heap dump's unreached objects") &&
+            jvmti_ok_at(err, LOG_WARN,
+                        "IterateThroughHeap to find a heap dump's unreached objects") &&
             jvmti_ok_at((*scan)->GetObjectsWithTags(scan, 2, tags, &got, &objs, &stags), LOG_WARN,
                         "GetObjectsWithTags for a heap dump's unreached objects")) {
             for (jint k = 0; k < got && !w->failed; k++) {
