@@ -7,13 +7,15 @@
  * its own thread-local storage, GetCurrentThreadCpuTime, RequestEvent(THREAD_START) of its own
  * Thread (GetThreadObject), and SuspendThread / GetThreadStatus / GetCallTrace /
  * GetMethodClass / RequestEvent(CLASS_LOAD) / ResumeThread of the main thread, which spins in
- * LateApp.spin() until the library says it is done (tests/it/lifecycle/client_late.sh).
+ * LateApp.spin() until the library says it is done (tests/it/lifecycle/client_late.sh); the
+ * asker suspends main only once main has called done(), i.e. is in spin().
  * Lines start with "attachask: "; violations are "attachask: FAIL ...".
  */
 #include <jvmpi.h>
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #define KIT_NAME "attachask"
 #include "kit/out.h"
@@ -21,6 +23,7 @@
 static JVMPI_Interface *jvmpi;
 static JNIEnv *main_env, *my_env;
 static volatile int done;
+static volatile int spinning; /* main has called done(): it is in LateApp.spin() */
 static char trace_names[1024];
 static char want_class_name[128];
 static jobjectID want_class_id;
@@ -92,7 +95,12 @@ static void *asker(void *arg)
     if (jvmpi->RequestEvent(JVMPI_EVENT_THREAD_START, jvmpi->GetThreadObject(env)) != JVMPI_SUCCESS ||
         !thread_start_self)
         FAIL("RequestEvent(THREAD_START) of its own thread");
-    /* The main thread, spinning in LateApp.spin(). */
+    /* The main thread, spinning in LateApp.spin(): wait until it got there (it may still be
+     * returning from start() on a slow machine), 10 s at most. */
+    for (int i = 0; i < 10000 && !spinning; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     jvmpi->SuspendThread(main_env);
     jint st = jvmpi->GetThreadStatus(main_env);
     JVMPI_CallFrame frames[64];
@@ -130,5 +138,6 @@ JNIEXPORT jboolean JNICALL Java_AttachThreads_done(JNIEnv *env, jclass cls)
 {
     (void)env;
     (void)cls;
+    spinning = 1;
     return done ? JNI_TRUE : JNI_FALSE;
 }
