@@ -298,7 +298,7 @@ void memory_facts_publish(struct mem_facts *f)
     if (f != NULL && (f->oom || f->n == 0)) {
         if (f->oom)
             log_warn("heap dump: out of memory keeping what it saw of %zu objects: "
-                     "OBJECT_ALLOC requests for its ids will resolve each object", f->n);
+                     "OBJECT_ALLOC requests for its ids will resolve each object", f->nrecs);
         facts_put(f);
         f = NULL;
     }
