@@ -294,10 +294,11 @@ static inline JNIEnv *shim_current_env(void)
  * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
  * set to NULL. */
 void *shim_thread_block(void *slot, size_t size);
-/* Big tables filled at random (the id index): zeroed memory in huge pages where the kernel
- * gives them on request (transparent huge pages in "madvise" mode, Debian's default), so
- * that a random write costs one TLB entry per 2 MB instead of per 4 KB page; small sizes
- * come from calloc. NULL if out of memory. Freed with the size it was made with. */
+/* Big tables filled at random (the id index, a dump's kept facts): zeroed memory in huge
+ * pages where the kernel gives them on request (transparent huge pages in "madvise" mode,
+ * Debian's default), so that a random write costs one TLB entry per 2 MB instead of per
+ * 4 KB page; small sizes come from calloc. NULL if out of memory. Freed with the size it
+ * was made with. */
 void *shim_table_alloc(size_t bytes);
 void shim_table_free(void *p, size_t bytes);
 /* The instance whose library contains code address pc, or NULL. */
