@@ -281,7 +281,11 @@ static long find(const struct mem_facts *f, jlong id)
 bool memory_facts_was_claimed(const struct mem_facts *next, jlong id)
 {
     /* Read by the next dump's heap iteration, on the VM thread, with no lock: that dump
-     * holds a reference to the set (prev) until it publishes its own. */
+     * holds a reference to the set (prev) until it publishes its own. Until the first claim
+     * nothing can be claimed, and the lookup (a cache miss per object of the walk) is
+     * skipped. */
+    if (!atomic_load_explicit(&any_claim, memory_order_acquire))
+        return false;
     const struct mem_facts *f = next != NULL ? next->prev : NULL;
     long k = find(f, id);
     return k >= 0 && (atomic_load_explicit(&f->tab[k].meta, memory_order_relaxed) & META_CLAIMED);
