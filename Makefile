@@ -96,6 +96,7 @@ TRACE_HDR := tools/jvmpitrace/trace.h shim/core/recfmt.h shim/core/dumpcheck.h i
 TRACE_LIB := $(filter-out tools/jvmpitrace/main.c,$(TRACE_SRC)) shim/core/recfmt.c shim/core/dumpcheck.c
 # Pure-C modules the unit tests link (no JVM needed).
 UNIT_LINK := shim/core/options.c shim/core/log.c shim/core/idspace.c shim/core/dumpbuf.c shim/core/fidelity.c shim/core/elfsym.c \
+             shim/core/tables.c \
              $(sort $(wildcard shim/classfile/*.c)) $(TRACE_LIB)
 
 JAVA_SRC  := $(wildcard tests/java/*.java)

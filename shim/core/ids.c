@@ -424,9 +424,6 @@ struct idx_pending {
     jlong id;
     jobject obj;
 };
-/* 1024 regions: at 4 M objects (a 256 MB table) each is 256 KB, within a core's cache. */
-#define IDX_PART_BITS 10
-
 /* One pass: rebuild the index from every object in the heap. Under idx_lock. The lock is
  * held across the heap iteration (a safepoint operation): threads waiting for it wait in
  * native code, so they do not hold up the safepoint, and nothing the pass calls takes a
@@ -481,19 +478,13 @@ static bool idx_rebuild(JNIEnv *jni)
     struct idx_pending *pend = malloc(((size_t)n + 1) * sizeof *pend);
     struct idx_pending *sorted = malloc(((size_t)n + 1) * sizeof *sorted);
     if (tab == NULL || pend == NULL || sorted == NULL) {
-        shim_table_free(tab, cap * sizeof *tab);
         free(pend);
-        free(sorted);
         jvmti_free(g_shim.jvmti, objs);
-        (*jni)->PopLocalFrame(jni, NULL);
-        log_warn("ids: out of memory indexing %d objects", (int)n);
-        return false;
+        goto out_of_memory;
     }
-    /* The objects come in the order of the tag map, which is random in their ids: inserted
-     * so, each takes a cache and a TLB miss in a table of tens of megabytes (the probe was
-     * 90 % of the shim's own time in a pass). Sorted first by the table region they go to
-     * (a counting sort on the slot's top bits), they fill the table region by region, each
-     * in cache: at 1 M objects on JDK 17, the GetTag and weak-reference phase took 275 ms
+    /* The objects come in the order of the tag map, random in their ids: sorted by the table
+     * region they go to first (shim_sort_by_region; the probe was 90 % of the shim's own time
+     * in a pass), at 1 M objects on JDK 17 the GetTag and weak-reference phase took 275 ms
      * instead of 330. */
     size_t np = 0;
     for (jint i = 0; i < n; i++) {
@@ -505,19 +496,10 @@ static bool idx_rebuild(JNIEnv *jni)
             pend[np++] = (struct idx_pending){id, objs[i]};
     }
     jvmti_free(g_shim.jvmti, objs);
-    unsigned log2cap = 0;
-    while (((size_t)1 << log2cap) < cap)
-        log2cap++;
-    unsigned shift = log2cap > IDX_PART_BITS ? log2cap - IDX_PART_BITS : 0;
-    static size_t part[(1u << IDX_PART_BITS) + 1]; /* under idx_lock; off the caller's stack */
-    memset(part, 0, sizeof part);
-    for (size_t i = 0; i < np; i++)
-        part[(idx_slot(pend[i].id, cap) >> shift) + 1]++;
-    for (size_t b = 1; b <= (1u << IDX_PART_BITS); b++)
-        part[b] += part[b - 1];
-    for (size_t i = 0; i < np; i++)
-        sorted[part[idx_slot(pend[i].id, cap) >> shift]++] = pend[i];
+    bool sorted_ok = shim_sort_by_region(sorted, pend, np, sizeof *pend, cap, idx_slot);
     free(pend);
+    if (!sorted_ok)
+        goto out_of_memory;
     size_t count = 0;
     for (size_t i = 0; i < np; i++) {
         jlong id = sorted[i].id;
@@ -560,6 +542,13 @@ static bool idx_rebuild(JNIEnv *jni)
              (unsigned long long)idx.passes, count, (int)n, MS(t0, t1), MS(t0, ta), MS(ta, tb),
              MS(tb, t1));
     return true;
+
+out_of_memory: /* the local references GetObjectsWithTags made are dropped with their frame */
+    shim_table_free(tab, cap * sizeof *tab);
+    free(sorted);
+    (*jni)->PopLocalFrame(jni, NULL);
+    log_warn("ids: out of memory indexing %d objects", (int)n);
+    return false;
 }
 
 /* ---- the kept table: id -> weak reference, for ids handed out with the object at hand ----

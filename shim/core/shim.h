@@ -294,13 +294,21 @@ static inline JNIEnv *shim_current_env(void)
  * thread, which stores it in tl_ptr; when the thread exits the block is freed and tl_ptr
  * set to NULL. */
 void *shim_thread_block(void *slot, size_t size);
-/* Big tables filled at random (the id index, a dump's kept facts): zeroed memory in huge
- * pages where the kernel gives them on request (transparent huge pages in "madvise" mode,
- * Debian's default), so that a random write costs one TLB entry per 2 MB instead of per
- * 4 KB page; small sizes come from calloc. NULL if out of memory. Freed with the size it
- * was made with. */
+/* Big tables filled at random (core/tables.c; the id index, a dump's kept facts): zeroed
+ * memory in huge pages where the kernel gives them on request (transparent huge pages in
+ * "madvise" mode, Debian's default), so that a random write costs one TLB entry per 2 MB
+ * instead of per 4 KB page; small sizes come from calloc. NULL if out of memory. Freed with
+ * the size it was made with. */
 void *shim_table_alloc(size_t bytes);
 void shim_table_free(void *p, size_t bytes);
+/* Such a table is filled from a list of records that come in an order random in their keys
+ * (a heap walk's, a tag map's): inserted so, each takes a cache and a TLB miss. This copies
+ * the n records of src (elem bytes each, starting with their jlong key) into dst, in the
+ * order of the table region slot(key, cap) puts them in (a stable counting sort on the
+ * slot's top 10 bits; cap a power of two), so that inserting dst in order fills the table
+ * region by region, each in cache. False if out of memory (dst is then untouched). */
+bool shim_sort_by_region(void *dst, const void *src, size_t n, size_t elem, size_t cap,
+                         size_t (*slot)(jlong key, size_t cap));
 /* The instance whose library contains code address pc, or NULL. */
 struct instance *shim_instance_at(const void *pc);
 

@@ -1,9 +1,8 @@
-/* state.c — global state: g_shim, the calling thread's JNIEnv, per-thread blocks, big tables.
+/* state.c — the shim's global state: g_shim, the calling thread's JNIEnv, per-thread blocks.
  *
  * What every layer reads and nothing above core/ owns: the one `struct shim` (shim.h), the
- * JNIEnv cached per thread, the blocks larger per-thread arrays live in, the memory of big
- * tables filled at random (huge pages), the depth of the shim's own Java work on this
- * thread, and which agent instance a code address belongs to.
+ * JNIEnv cached per thread, the blocks larger per-thread arrays live in, the depth of the
+ * shim's own Java work on this thread, and which agent instance a code address belongs to.
  * The entry point (agent.c) fills g_shim in Agent_OnLoad; the areas only read it.
  */
 #include "core/api.h"
@@ -14,7 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 struct shim g_shim = {
@@ -48,33 +46,6 @@ static void blocks_free(void *p)
 static void block_key_make(void)
 {
     block_key_ok = pthread_key_create(&block_key, blocks_free) == 0;
-}
-
-/* Below 2 MB a huge page cannot help; above, an anonymous mapping is zero-filled by the
- * kernel as it is touched, 2 MB at a time once advised. */
-#define TABLE_HUGE ((size_t)2 << 20)
-
-void *shim_table_alloc(size_t bytes)
-{
-    if (bytes < TABLE_HUGE)
-        return calloc(1, bytes ? bytes : 1);
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it, 4 KB pages */
-#endif
-    return p;
-}
-
-void shim_table_free(void *p, size_t bytes)
-{
-    if (p == NULL)
-        return;
-    if (bytes < TABLE_HUGE)
-        free(p);
-    else
-        munmap(p, bytes);
 }
 
 void *shim_thread_block(void *slot, size_t size)
