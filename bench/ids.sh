@@ -1,7 +1,7 @@
 #!/bin/bash
 # ids.sh — what resolving object ids costs (docs/performance.md, "Object ids").
 #
-#   bench/ids.sh [ensure] [dumpask] [dumpobj] [inside] [dumpall] [badids] [fresh]
+#   bench/ids.sh [ensure] [dumpask] [dumpobj] [inside] [classes] [dumpall] [badids] [fresh]
 #                                                         default: all of them
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_IDS_HEAPS (live objects,
@@ -25,6 +25,9 @@
 #          pass. Goals: dump + 500 requests <= 2x the dump; each request after the first
 #          <= 100 us.
 # inside   Both, asked from inside the HEAP_DUMP handler, for the dump being delivered.
+# classes  The same dump, then RequestEvent(OBJECT_DUMP) for every class object in it (the
+#          ids CLASS_LOAD named), as an analyzer that dumps each class it lists: what the
+#          first costs, the mean of the others (goal: <= 100 us each after the first).
 # dumpall  IdsWork dumpask HEAP 0 0 0: HEAP live objects; the tracer takes a level-0 HEAP_DUMP,
 #          then RequestEvent(OBJECT_ALLOC) for every id in it, then OBJECT_DUMP for
 #          BENCH_IDS_OBJDUMPS of them; it times each part. Goal: the whole <= 3x the dump,
@@ -43,7 +46,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-ensure dumpask dumpobj inside dumpall badids fresh}
+SCEN=${*:-ensure dumpask dumpobj inside classes dumpall badids fresh}
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 HEAPS=${BENCH_IDS_HEAPS:-100000 1000000 4000000}
 ROUNDS=${BENCH_IDS_ROUNDS:-3}
@@ -99,11 +102,11 @@ for j in $JDKS; do
         done
         printf '%-9s %10s %10s %10s %8s %8s %12s\n' "$h" "$(echo "$no" | med)" "$(echo "$nr" | med)" "$(echo "$e" | med)" "$(echo "$rs" | med)" "$(echo "$req" | med)" "$(echo "$us" | med)"
       done ;;
-    dumpask|dumpobj|inside)
-      kinds=alloc; [ "$s" = dumpobj ] && kinds=obj; [ "$s" = inside ] && kinds="alloc obj"
+    dumpask|dumpobj|inside|classes)
+      kinds=alloc; [ "$s" = dumpobj ] || [ "$s" = classes ] && kinds=obj; [ "$s" = inside ] && kinds="alloc obj"
       for k in $kinds; do
-        ins=""; [ "$s" = inside ] && ins=",inside"
-        echo; echo "== JDK $v $s: DisableGC, level-0 dump, then RequestEvent($([ $k = obj ] && echo OBJECT_DUMP || echo OBJECT_ALLOC)) for 500 ids spread over it$([ -n "$ins" ] && echo ', from the HEAP_DUMP handler')"
+        ins=""; [ "$s" = inside ] && ins=",inside"; [ "$s" = classes ] && ins=",classes"
+        echo; echo "== JDK $v $s: DisableGC, level-0 dump, then RequestEvent($([ $k = obj ] && echo OBJECT_DUMP || echo OBJECT_ALLOC)) for $([ "$s" = classes ] && echo 'every class object in it' || echo '500 ids spread over it')$([ "$s" = inside ] && echo ', from the HEAP_DUMP handler')"
         printf '%-9s %9s %9s %10s %9s %12s %10s %9s\n' heap records dump_ms first_ms rest_us us/request "(d+r)/d" "B/object"
         for h in $HEAPS; do
           n=jdk$v-$s-$k-$h
@@ -112,10 +115,10 @@ for j in $JDKS; do
           f() { echo "$l" | sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
           kept=$(grep -a 'kept the class and size of' "$OUT/raw/$n.err" | tail -n 1)
           bpo=$(echo "$kept" | awk '{ for (i = 1; i < NF; i++) { if ($i == "of" && $(i+2) == "objects") n = $(i+1); if ($(i+1) ~ /^bytes/) b = $i } } END { if (n > 0) printf "%.1f", b / n; else print "-" }')
-          awk -v h="$h" -v rec="$(f records)" -v d="$(f dump_ms)" -v fu="$(f first_us)" -v r="$(f rest_us)" -v a="$(f asks_ms)" -v bpo="$bpo" -v fl="$(f failed)" 'BEGIN {
+          awk -v h="$h" -v rec="$(f records)" -v d="$(f dump_ms)" -v fu="$(f first_us)" -v r="$(f rest_us)" -v a="$(f asks_ms)" -v bpo="$bpo" -v fl="$(f failed)" -v asked="$(f asked)" 'BEGIN {
             if (rec == "" || d == "") { printf "%-9s (no result)\n", h; exit }
-            n = rec < 500 ? rec : 500
-            printf "%-9s %9d %9.0f %10.2f %9.2f %12.2f %10.2f %9s%s\n", h, rec, d, fu / 1000, r, a * 1000 / n, (d + a) / d, bpo, (fl > 0 ? "  FAILED " fl : "") }'
+            n = asked != "" ? asked : (rec < 500 ? rec : 500)
+            printf "%-9s %9d %9.0f %10.2f %9.2f %12.2f %10.2f %9s%s%s\n", h, rec, d, fu / 1000, r, a * 1000 / n, (d + a) / d, bpo, (fl > 0 ? "  FAILED " fl : ""), (n != 500 ? "  (" n " asked)" : "") }'
           printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$s" "$k" "$h" "$l" "$bpo" >>"$OUT/results.tsv"
         done
       done ;;

@@ -28,6 +28,13 @@
  *   dump_ask: dump level=L records=N ids=N bytes=N
  *   dump_ask: ask level=L phase=P ids=N alloc_ok=N alloc_fail=N dump_ok=N dump_fail=N
  *             class_objects=N class_dumps=N class_instances=N class_norecord=N replaced=N
+ *             class_compared=N class_unreached=N
+ *   (class_compared, levels 1 and 2: class dumps of OBJECT_DUMP held against the class's
+ *   record in the heap dump: the same bytes up to the constant pool, every constant-pool
+ *   entry of the heap dump's record present, and, for the workload's classes at level 2,
+ *   the same statics; a mismatch is a FAIL. class_unreached: the heap dump's record has no
+ *   signers, protection domain nor constant pool and OBJECT_DUMP's has: a class the dump's
+ *   walk did not reach, the rest of the two records alike)
  *   (replaced: int[] fillers of a JDK 17 dump whose id another object took: see ask())
  *   dump_ask: class level=L phase=P name=NAME objects=N classes=N dumped=N serial_sum=S
  *             minsize=N maxsize=N
@@ -78,6 +85,7 @@ static size_t dump_len;
 static int dump_level, got_dump;
 static jobjectID *ids;
 static size_t nids;
+static struct pmap class_recs; /* levels 1, 2: class id -> its CLASS_DUMP's offset + 1 */
 static signed char *types; /* level 0: each id's record type; else -1 */
 
 /* The answer to the request in progress. */
@@ -94,6 +102,7 @@ static struct tally {
     long class_objects, class_dumps, class_instances, class_norecord;
     long keep_arrays, keep_elements, lambdas;
     long replaced; /* an int[] filler the dump listed, whose place another object took */
+    long class_compared, class_unreached;
     int marker_good[16];
     long marker_bad;
 } t;
@@ -260,6 +269,7 @@ static void list_level12(void)
             if (c == NULL)
                 return; /* its length cannot be known */
             add_id(cid, -1);
+            pm_put(&class_recs, cid, (void *)(uintptr_t)(rec - dump + 1));
             NEED((size_t)c->nif * IDSZ + 2);
             p += (size_t)c->nif * IDSZ;
             int ncp = p[0] << 8 | p[1];
@@ -350,6 +360,94 @@ static int marker_ok(int et, const unsigned char *v, uint32_t n)
     return 1;
 }
 
+/* The length of the class dump at p (n bytes at most) of class c: its constant pool at
+ * *cp (*ncp entries), its statics at *st. 0 if it runs past n. */
+static size_t class_rec_len(const unsigned char *p, size_t n, const struct cls *c, int level,
+                            const unsigned char **cp, int *ncp, const unsigned char **st)
+{
+    size_t off = 1 + 7 * (size_t)IDSZ + 4 + (size_t)c->nif * IDSZ;
+    if (off + 2 > n)
+        return 0;
+    *ncp = p[off] << 8 | p[off + 1];
+    off += 2;
+    *cp = p + off;
+    for (int i = 0; i < *ncp; i++) {
+        if (off + 3 > n || ty_size(p[off + 2]) < 0)
+            return 0;
+        off += 3 + (size_t)ty_size(p[off + 2]);
+    }
+    *st = p + off;
+    for (const char *s = c->stypes; *s; s++)
+        if (level >= 2 || *s == 'L')
+            off += (size_t)sig_size(*s);
+    return off <= n ? off : 0;
+}
+
+/* OBJECT_DUMP's class dump (od) against the heap dump's record of the same class. */
+static void compare_class(jobjectID id, const char *phase)
+{
+    uintptr_t at = (uintptr_t)pm_find(&class_recs, id);
+    struct cls *c = class_of(id);
+    if (at == 0 || c == NULL)
+        return;
+    const unsigned char *rec = dump + at - 1, *dcp, *dst, *ocp, *ost;
+    int dn, on;
+    size_t dl = class_rec_len(rec, dump_len - (at - 1), c, dump_level, &dcp, &dn, &dst);
+    size_t ol = class_rec_len(od, od_len, c, 2, &ocp, &on, &ost);
+    if (dl == 0 || ol != od_len) {
+        FAIL("[%s] OBJECT_DUMP(%p) of class %s: %zu bytes, not a class dump of its layout", phase,
+             (void *)id, c->name, od_len);
+        return;
+    }
+    size_t head = 1 + 7 * (size_t)IDSZ + 4 + (size_t)c->nif * IDSZ;
+    static const unsigned char zero[2 * sizeof(void *)];
+    if (dn == 0 && memcmp(rec + 1 + 3 * IDSZ, zero, 2 * IDSZ) == 0 &&
+        memcmp(od + 1 + 3 * IDSZ, zero, 2 * IDSZ) != 0) {
+        /* No signers, protection domain nor constant pool in the heap dump: the record of a
+         * class its walk did not reach (its loader unreachable), which the shim writes
+         * without them. The rest must match. */
+        if (memcmp(rec, od, 1 + 3 * IDSZ) != 0 ||
+            memcmp(rec + 1 + 5 * IDSZ, od + 1 + 5 * IDSZ, head - (1 + 5 * IDSZ)) != 0)
+            FAIL("[%s] OBJECT_DUMP(%p) of class %s (unreached by the heap dump's walk): its "
+                 "record differs from the heap dump's in super, loader, size or interfaces",
+                 phase, (void *)id, c->name);
+        else
+            t.class_unreached++;
+        return;
+    }
+    if (memcmp(rec, od, head) != 0) {
+        FAIL("[%s] OBJECT_DUMP(%p) of class %s: its record differs from the heap dump's before "
+             "the constant pool (super, loader, signers, protection domain, size or interfaces)",
+             phase, (void *)id, c->name);
+        return;
+    }
+    /* Entries are resolved, never unresolved: each of the dump's must be there. */
+    const unsigned char *d = dcp;
+    for (int i = 0; i < dn; i++) {
+        size_t dsz = 3 + (size_t)ty_size(d[2]);
+        const unsigned char *o = ocp;
+        int found = 0;
+        for (int j = 0; j < on && !found; j++) {
+            size_t osz = 3 + (size_t)ty_size(o[2]);
+            found = osz == dsz && memcmp(o, d, dsz) == 0;
+            o += osz;
+        }
+        if (!found) {
+            FAIL("[%s] OBJECT_DUMP(%p) of class %s: constant-pool entry %d (index %d) of the heap "
+                 "dump's record is missing (%d entries, the dump's %d)", phase, (void *)id,
+                 c->name, i, d[0] << 8 | d[1], on, dn);
+            return;
+        }
+        d += dsz;
+    }
+    if (dump_level >= 2 && mine(c->name) && memcmp(dst, ost, (size_t)(od + ol - ost)) != 0) {
+        FAIL("[%s] OBJECT_DUMP(%p) of class %s: its statics differ from the heap dump's", phase,
+             (void *)id, c->name);
+        return;
+    }
+    t.class_compared++;
+}
+
 static void ask(jobjectID id, int l0type, const char *phase)
 {
     t.ids++;
@@ -419,6 +517,8 @@ static void ask(jobjectID id, int l0type, const char *phase)
                 FAIL("[%s] OBJECT_DUMP(%p): a class dump of an object of class %s", phase, (void *)id,
                      c ? c->name : "?");
             t.class_dumps++;
+            if (dump_level >= 1)
+                compare_class(id, phase);
         } else if (rt == JVMPI_GC_INSTANCE_DUMP) {
             if (od_len < (size_t)(1 + 2 * IDSZ + 4) || get_id(od + 1 + IDSZ) != cls) {
                 FAIL("[%s] OBJECT_DUMP(%p): an instance dump of class %p, OBJECT_ALLOC said %p", phase,
@@ -511,9 +611,10 @@ static void ask_all(int level, const char *phase)
     for (size_t i = 0; i < nids; i += step)
         ask(ids[i], types[i], phase);
     say("ask level=%d phase=%s ids=%ld alloc_ok=%ld alloc_fail=%ld dump_ok=%ld dump_fail=%ld "
-        "class_objects=%ld class_dumps=%ld class_instances=%ld class_norecord=%ld replaced=%ld",
+        "class_objects=%ld class_dumps=%ld class_instances=%ld class_norecord=%ld replaced=%ld "
+        "class_compared=%ld class_unreached=%ld",
         level, phase, t.ids, t.alloc_ok, t.alloc_fail, t.dump_ok, t.dump_fail, t.class_objects,
-        t.class_dumps, t.class_instances, t.class_norecord, t.replaced);
+        t.class_dumps, t.class_instances, t.class_norecord, t.replaced, t.class_compared, t.class_unreached);
     /* the workload's classes, one line per name (several loaders: summed) */
     const char *names[] = {"DumpAskKept", "DumpAskDropped", "DumpAskLoadee", "DumpAskHidden"};
     for (int k = 0; k < 4; k++) {
@@ -558,6 +659,9 @@ static void on_heap_dump(JVMPI_Event *ev)
     dump_len = n;
     got_dump++;
     nids = 0;
+    free(class_recs.k);
+    free(class_recs.v);
+    memset(&class_recs, 0, sizeof class_recs);
     if (dump_level == 0)
         list_level0();
     else

@@ -38,7 +38,10 @@
  * the HEAP_DUMP handler itself, else after it. Each answer must name the id asked for.
  *     ids: dumpbench kind=K inside=0|1 records=<n> dump_ms=<the dump, the handler's asking
  *          excluded> first_us=<the first request> rest_us=<mean of the others>
- *          asks_ms=<all requests> failed=<n>
+ *          asks_ms=<all requests> failed=<n> asked=<n>
+ * With option classes, the ids asked about are those of the dump that CLASS_LOAD named as
+ * classes (all of them, asks= ignored): an analyzer's OBJECT_DUMP of every class it lists;
+ * an array class's OBJECT_DUMP answers JVMPI_FAIL (no record), not counted as failed.
  *
  * Option "badids" — an agent passing bad ids by the thousand: the control thread waits for
  * jvmpishim.ids.ready (the workload holds NA As and NB Bs), takes a level-0 dump and asks
@@ -83,9 +86,10 @@ static JVMPI_RawMonitor lock;
 static int opt_ensure, opt_dumpask, opt_norequest, opt_badids, opt_fresh;
 static long opt_objdumps = 50000;
 /* dumpbench mode */
-static int opt_dumpbench, opt_inside, opt_kind_obj;
+static int opt_dumpbench, opt_inside, opt_kind_obj, opt_classes;
 static long opt_asks = 500;
 static double bench_t_handler, bench_first_us, bench_asks_ms;
+static long bench_asked;
 static long bench_failed;
 static void *bench_want;
 static int bench_got;
@@ -132,7 +136,7 @@ static struct rec *tab_get(struct table *t, void *key, int create)
     return &t->r[j];
 }
 
-static struct table objs, methods;
+static struct table objs, methods, loaded; /* loaded: class ids from CLASS_LOAD (dumpbench classes) */
 static void *class_ids[3];             /* IdsWork$A, $B, $C */
 static const char *const cnames[3] = {"IdsWork$A", "IdsWork$B", "IdsWork$C"};
 static long requests, failed, mismatched;
@@ -309,10 +313,32 @@ static void bench_ask(const unsigned char *d, size_t len)
 {
     size_t rs = 1 + sizeof(void *), nrec = len / rs;
     long n = opt_asks < (long)nrec ? opt_asks : (long)nrec;
+    void **pick = NULL;
+    char *pick_arr = NULL;
+    if (opt_classes) { /* the dump's class ids, listed before the clock starts */
+        pick = malloc(nrec * sizeof *pick + 1);
+        pick_arr = malloc(nrec + 1);
+        n = 0;
+        jvmpi->RawMonitorEnter(lock);
+        for (size_t r = 0; pick != NULL && pick_arr != NULL && r < nrec; r++) {
+            void *id;
+            memcpy(&id, d + r * rs + 1, sizeof id);
+            struct rec *c = tab_get(&loaded, id, 0);
+            if (c != NULL) {
+                pick_arr[n] = (char)c->is_array;
+                pick[n++] = id;
+            }
+        }
+        jvmpi->RawMonitorExit(lock);
+    }
+    bench_asked = n;
     double t0 = now_msf();
     for (long i = 0; i < n; i++) {
         void *id;
-        memcpy(&id, d + (size_t)((double)i * nrec / n) * rs + 1, sizeof id);
+        if (pick != NULL)
+            id = pick[i];
+        else
+            memcpy(&id, d + (size_t)((double)i * nrec / n) * rs + 1, sizeof id);
         bench_want = id;
         bench_got = 0;
         double a = now_msf();
@@ -320,10 +346,12 @@ static void bench_ask(const unsigned char *d, size_t len)
         if (i == 0)
             bench_first_us = (now_msf() - a) * 1e3;
         if (rc != JVMPI_SUCCESS || bench_got != 1)
-            bench_failed++;
+            bench_failed += !(opt_kind_obj && pick_arr != NULL && pick_arr[i] && rc == JVMPI_FAIL);
     }
     bench_asks_ms = now_msf() - t0;
     bench_want = NULL;
+    free(pick);
+    free(pick_arr);
 }
 
 static void on_heap_dump(JVMPI_Event *ev)
@@ -351,11 +379,11 @@ static void dumpbench(void)
     if (!opt_inside)
         bench_ask(dump, dump_len);
     jvmpi->EnableGC();
-    long asks = opt_asks < (long)(dump_len / (1 + sizeof(void *))) ? opt_asks : (long)(dump_len / (1 + sizeof(void *)));
+    long asks = bench_asked;
     say("dumpbench kind=%s inside=%d records=%zu dump_ms=%.1f first_us=%.1f rest_us=%.2f asks_ms=%.1f "
-        "failed=%ld", opt_kind_obj ? "obj" : "alloc", opt_inside, dump_len / (1 + sizeof(void *)), dump_ms,
-        bench_first_us, asks > 1 ? (bench_asks_ms * 1e3 - bench_first_us) / (asks - 1) : 0.0, bench_asks_ms,
-        bench_failed);
+        "failed=%ld asked=%ld", opt_kind_obj ? "obj" : "alloc", opt_inside, dump_len / (1 + sizeof(void *)),
+        dump_ms, bench_first_us, asks > 1 ? (bench_asks_ms * 1e3 - bench_first_us) / (asks - 1) : 0.0,
+        bench_asks_ms, bench_failed, asks);
     if (bench_failed)
         FAIL("dumpbench: %ld requests failed", bench_failed);
 }
@@ -584,6 +612,8 @@ static void notify(JVMPI_Event *ev)
             on_fresh_class(ev->u.class_load.class_id);
         int c = which_class(ev->u.class_load.class_name);
         jvmpi->RawMonitorEnter(lock);
+        if (opt_classes) /* is_array: an array class, whose mirror has no dump record */
+            tab_get(&loaded, ev->u.class_load.class_id, 1)->is_array = ev->u.class_load.class_name[0] == '[';
         if (c >= 0)
             class_ids[c] = ev->u.class_load.class_id;
         for (int i = 0; i < ev->u.class_load.num_methods; i++) {
@@ -640,6 +670,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
     opt_dumpbench = options && strstr(options, "dumpbench") != NULL;
     opt_inside = options && strstr(options, "inside") != NULL;
     opt_kind_obj = options && strstr(options, "kind=obj") != NULL;
+    opt_classes = options && strstr(options, "classes") != NULL;
     const char *as = options ? strstr(options, "asks=") : NULL;
     if (as != NULL)
         opt_asks = atol(as + 5);

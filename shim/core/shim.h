@@ -26,7 +26,9 @@
  *      posts a GC bracket), pending_lock, held_lock, q_lock (worker queue),
  *      install_lock (JNI table), owed_lock (monitors.c: contentions owed an EXIT),
  *      mc_lock (classes/method_class.c: adding to the table of GetMethodClass answers),
- *      layout_lock (dumps/layout.c: class layouts kept between dumps), key_lock (classes/:
+ *      layout_lock (dumps/layout.c: class layouts kept between dumps), extras_lock
+ *      (dumps/classextras.c: a class's constant pool, signers and protection domain kept for
+ *      OBJECT_DUMP), key_lock (classes/:
  *      class loaders' private tags), guard_lock (state.c: held threads wait on it),
  *      names_lock (events/record.c: per recording, the ids named and the class table of
  *      dump summaries), client_lock (face/clients.c: a slot given to a library that asks

@@ -131,6 +131,19 @@ static bool single_mirror_by_jni(struct walk *w, jobject obj)
     return true;
 }
 
+/* OBJECT_DUMP of a linked class: its record read with JNI, with the constant-pool entries,
+ * signers and protection domain that one walk over all classes kept (classextras.c),
+ * instead of a walk of its own. */
+static bool single_class_by_extras(struct walk *w, jobject obj)
+{
+    struct hclass *self = hclass_find(w, w->single_tag);
+    if (self == NULL || self->kind != HC_INSTANCE || !self->linked ||
+        !single_is_class(w, obj) || !class_extras_take(w, w->single_tag))
+        return false;
+    mirror_by_jni(w, obj, w->single_tag);
+    return true;
+}
+
 static bool single_is_prim_mirror(const struct walk *w)
 {
     for (int i = 0; i < w->n_prims; i++)
@@ -243,6 +256,8 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
         ok = !w.failed;
     } else if (!w.failed && single_by_jni(&w, single)) {
         ok = !w.failed;
+    } else if (!w.failed && single_class_by_extras(&w, single)) {
+        ok = !w.failed;
     } else {
         ok = !w.failed && run_walk(&w, single);
     }
@@ -279,6 +294,8 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
              "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
              (t1 - tc) * 1e3);
     bool good = ok && !out.oom && !w.objs.oom && !w.thread_roots.oom && !w.other_roots.oom;
+    if (single == NULL)
+        class_extras_drop(); /* the requests after this dump build theirs afresh */
     if (single == NULL && good)
         memory_facts_publish(w.facts); /* before the event: its handler's requests use them */
     else if (single == NULL)

@@ -185,6 +185,11 @@ jlong class_id_of(JNIEnv *jni, jobject obj);
 void record_by_jni(struct walk *w, jobject obj, jlong id, struct hclass *hc);
 void mirror_by_jni(struct walk *w, jclass cls, jlong id);
 
+/* classextras.c: a class's constant-pool entries, signers and protection domain, kept from
+ * one walk over all classes for the OBJECT_DUMPs of class objects. */
+bool class_extras_take(struct walk *w, jlong id); /* into w; false: walk from its mirror */
+void class_extras_drop(void);                     /* a heap dump was taken */
+
 /* heapdump.c */
 double now_s(void);
 

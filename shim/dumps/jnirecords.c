@@ -20,7 +20,8 @@
  * An instance's or an array's record needs only its own fields or elements, which JNI
  * reads in place, as HotSpot's OBJECT_DUMP read them in place without stopping the other
  * threads. A class mirror's record also needs what only the walk reports (resolved
- * constant-pool entries, signers, protection domain), so it keeps the walk. */
+ * constant-pool entries, signers, protection domain): one walk over all classes keeps those
+ * for the requests after it (classextras.c), and the rest is read here (mirror_by_jni). */
 
 /* The id of obj's class (never waits for a definition: see build_classes), or 0. */
 jlong class_id_of(JNIEnv *jni, jobject obj)
@@ -149,8 +150,8 @@ static jlong jni_walk_field(struct walk *w, jobject o, const struct hfield *f, b
  * its fields as the program sees them, like a primitive mirror; a linked class the walk did
  * not reach (its loader unreachable, not yet unloaded) gets its CLASS_DUMP from what JNI and
  * JVMTI tell: superclass, loader, interfaces and statics (signers, protection domain and
- * resolved constant-pool entries only the walk reports: none); an array class's mirror has
- * a level-0 record only. */
+ * resolved constant-pool entries only a walk reports: those classextras.c put in w, else
+ * none); an array class's mirror has a level-0 record only. */
 void mirror_by_jni(struct walk *w, jclass cls, jlong id)
 {
     JNIEnv *jni = w->jni;

@@ -504,6 +504,14 @@ static void JNICALL cb_bci_cflh(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, 
     free(out);
 }
 
+/* RetransformClasses calls that have returned (bci_retransform_count). */
+static _Atomic uint64_t retransforms;
+
+uint64_t bci_retransform_count(void)
+{
+    return atomic_load(&retransforms);
+}
+
 /* Retransform every loaded class that can be: the ClassFileLoadHook above then applies
  * (or, with want == 0, leaves out) the probes. */
 static void retransform_all(void)
@@ -535,12 +543,14 @@ static void retransform_all(void)
         jint m = k - i < batch ? k - i : batch;
         jvmtiError be = (*benv)->RetransformClasses(benv, m, todo + i);
         calltrace_invalidate();
+        atomic_fetch_add(&retransforms, 1);
         if (jvmti_ok_at(be, LOG_DEBUG, "method events: RetransformClasses of a batch (then "
                                        "each class alone)"))
             continue;
         for (jint j = 0; j < m; j++) {
             jvmtiError e = (*benv)->RetransformClasses(benv, 1, todo + i + j);
             calltrace_invalidate();
+            atomic_fetch_add(&retransforms, 1);
             if (e != JVMTI_ERROR_NONE) {
                 char *sig = NULL;
                 jvmti_ignore((*benv)->GetClassSignature(benv, todo[i + j], &sig, NULL),

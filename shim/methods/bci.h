@@ -20,6 +20,9 @@ bool bci_is_hook_method(jmethodID m);
 /* The probe class java.lang.JvmpiShimHook (a global ref), or NULL: never shown to agents
  * (CLASS_LOAD, COMPILED_METHOD_LOAD, dumps). */
 jclass bci_hook_class(void);
+/* How many RetransformClasses calls have returned: a class's constant pool is renumbered
+ * by one (dumps/classextras.c keeps entries by index). */
+uint64_t bci_retransform_count(void);
 /* Shutdown: hooks become no-ops. */
 void bci_stop(void);
 
