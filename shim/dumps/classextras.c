@@ -12,13 +12,17 @@
  * per class id, those three things; the record itself is read with JNI at each request, so
  * its statics are the values of that moment, as HotSpot read them in place.
  *
- * The kept set answers while nothing it holds can have changed or grown stale: no heap dump
- * since (a new dump drops it: the next analysis starts afresh), no collection finished
- * since (as the dump's kept facts, memory/facts.c), no class retransformed since (a
- * retransformed class's constant pool is renumbered). Within that, an entry a class resolves
- * after the set was built is missing from its later records, where HotSpot's class dumps
- * listed no constant-pool entry at all (docs/mapping.md, OBJECT_DUMP). A class loaded since
- * has no entry: its request walks from its own mirror, as before.
+ * A heap dump at level 1 or 2 uses the same set for the classes its walk does not reach
+ * (their loader unreachable: iterate.c), after its iterations.
+ *
+ * The kept set answers until a heap dump begins (each drops it: the next analysis starts
+ * afresh) or a class is retransformed (its constant pool is renumbered). Collections do not
+ * end it: ids are tags, which a collection does not change, an unloaded class's entry is
+ * never asked for again, and a program that collects all the time (a storm of threads
+ * loading classes) would otherwise rebuild the set at nearly every request. An entry a class
+ * resolves after the set was built is missing from its later records, where HotSpot's class
+ * dumps listed no constant-pool entry at all (docs/mapping.md, OBJECT_DUMP). A class loaded
+ * since has no entry: its request walks from its own mirror, as before.
  *
  * extras_lock is a leaf: held to look an entry up or swap the set, across no JVM call; the
  * set is built with no lock held, and of two threads building at once the first to finish
@@ -27,7 +31,6 @@
 #include "core/api.h"
 #include "core/ids.h"
 #include "dumps/internal.h"
-#include "memory/memory.h"
 #include "methods/bci.h"
 
 #include <stdlib.h>
@@ -43,7 +46,7 @@ struct extra {
 
 struct extras_set {
     struct extra *by_id;
-    uint64_t gc_at, bci_at, dumps_at; /* the counts when the set was built */
+    uint64_t bci_at, dumps_at;  /* the counts when the set was built */
 };
 
 static pthread_mutex_t extras_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,10 +68,11 @@ static void set_free(struct extras_set *s)
 
 static bool set_valid(const struct extras_set *s)
 {
-    return s != NULL && s->gc_at == memory_gc_count() && s->bci_at == bci_retransform_count() &&
+    return s != NULL && s->bci_at == bci_retransform_count() &&
            s->dumps_at == atomic_load(&dumps_done);
 }
 
+/* A heap dump begins. */
 void class_extras_drop(void)
 {
     atomic_fetch_add(&dumps_done, 1);
@@ -136,7 +140,6 @@ static struct extras_set *build(struct walk *w)
     struct extras_set *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
-    s->gc_at = memory_gc_count();
     s->bci_at = bci_retransform_count();
     s->dumps_at = atomic_load(&dumps_done);
     jint n = 0;

@@ -241,6 +241,10 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
     double tc = now_s();
     bool ok;
     if (single == NULL) {
+        /* The class extras kept for OBJECT_DUMP start afresh with each dump: one built from
+         * here on (for the classes the walk does not reach, or by a request meanwhile) is no
+         * older than the dump. */
+        class_extras_drop();
         w.facts = memory_facts_begin();
         hold_world(jni, &w, &ts);
         unreached_prepare(&w); /* before the first iteration: see there */
@@ -294,8 +298,6 @@ static jint build_and_post(struct instance *inst, JNIEnv *jni, int level, jobjec
              "walk %.0f ms", what, level, out.len, out.cap, w.records, (tc - t0) * 1e3,
              (t1 - tc) * 1e3);
     bool good = ok && !out.oom && !w.objs.oom && !w.thread_roots.oom && !w.other_roots.oom;
-    if (single == NULL)
-        class_extras_drop(); /* the requests after this dump build theirs afresh */
     if (single == NULL && good)
         memory_facts_publish(w.facts); /* before the event: its handler's requests use them */
     else if (single == NULL)

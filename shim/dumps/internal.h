@@ -188,7 +188,7 @@ void mirror_by_jni(struct walk *w, jclass cls, jlong id);
 /* classextras.c: a class's constant-pool entries, signers and protection domain, kept from
  * one walk over all classes for the OBJECT_DUMPs of class objects. */
 bool class_extras_take(struct walk *w, jlong id); /* into w; false: walk from its mirror */
-void class_extras_drop(void);                     /* a heap dump was taken */
+void class_extras_drop(void);                     /* a heap dump begins */
 
 /* heapdump.c */
 double now_s(void);

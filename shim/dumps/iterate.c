@@ -294,6 +294,12 @@ static void unreached_write(struct walk *w, jobject o, jlong id, jlong cid)
         put_id(&w->objs, id);
         w->records++;
     } else if (cid == w->class_class_id) {
+        /* A class the walk did not reach (its loader unreachable): what only a walk tells of
+         * it from the walk over all classes (classextras.c), after the iterations, so the
+         * array it allocates shifts no ordinal. */
+        struct hclass *self = hclass_find(w, id);
+        if (self != NULL && self->kind == HC_INSTANCE && self->linked)
+            class_extras_take(w, id);
         mirror_by_jni(w, o, id);
     } else if (hc->kind != HC_OTHER) {
         record_by_jni(w, o, id, hc);

@@ -157,8 +157,13 @@ void mirror_by_jni(struct walk *w, jclass cls, jlong id)
     JNIEnv *jni = w->jni;
     struct hclass *self = hclass_find(w, id);
     struct hclass *cc = hclass_find(w, w->class_class_id);
-    if (cc == NULL || (self != NULL && self->kind != HC_INSTANCE))
+    if (cc == NULL || (self != NULL && self->kind != HC_INSTANCE)) {
+        /* No record: what classextras.c put in w must not go to the next one. */
+        w->signers_id = w->pd_id = 0;
+        w->cp.len = 0;
+        w->n_cp = 0;
         return;
+    }
     w->cur_tag = id;
     w->cur_class = cc->id;
     w->cur_size = 0;
