@@ -225,14 +225,16 @@ static bool take(struct walk *w, jlong id)
     if (set_valid(current)) {
         struct extra *e;
         HASH_FIND(hh, current->by_id, &id, sizeof id, e);
-        if (e != NULL) {
-            w->signers_id = e->signers_id;
-            w->pd_id = e->pd_id;
-            w->cp.len = 0;
+        w->cp.len = 0;
+        if (e != NULL)
             db_bytes(&w->cp, e->cp.p, e->cp.len);
-            w->n_cp = e->n_cp;
-            found = !w->cp.oom;
-        }
+        found = e != NULL && !w->cp.oom;
+        /* Out of memory: nothing half copied for the walk that then runs instead. */
+        w->signers_id = found ? e->signers_id : 0;
+        w->pd_id = found ? e->pd_id : 0;
+        w->n_cp = found ? e->n_cp : 0;
+        if (!found)
+            w->cp.len = 0;
     }
     pthread_mutex_unlock(&extras_lock);
     return found;
