@@ -2,7 +2,7 @@
 # calls.sh — what the JVMPI calls agents make around every event cost (docs/performance.md,
 # "Calls around every event").
 #
-#   bench/calls.sh [micro] [tracer] [hprof] [bytecode]    default: all four
+#   bench/calls.sh [micro] [tracer] [hprof] [hprof4] [bytecode]    default: all five
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_CALLS_ROUNDS (rounds of
 # tracer and hprof, default 5), BENCH_CALLS_MICRO_ROUNDS (rounds inside the micro agent,
@@ -33,6 +33,10 @@
 #         4-frame GetStackTrace per allocation, counted in a site table under one mutex);
 #         order rotating. Goal: hprof / none <= 3. Then one more HPROF run with report=,
 #         whose time table (where the time goes) is printed.
+# hprof4  the same on Sites 20 4: four threads allocating at once, so that HPROF's one raw
+#         monitor around every OBJECT_ALLOC is contended (the case of an allocation profiler
+#         whose report showed RawMonitorEnter at 0.92 us against 0.05 us for Exit), and the
+#         native floor's one mutex with it. Same goal.
 # bytecode MethodCalls 1000000 with bench/agents/bbytecode.c, a per-bytecode coverage tracer
 #         (INSTRUCTION_START counted per method and offset, METHOD_ENTRY2 and METHOD_EXIT, its
 #         tables found through thread-local storage and a raw monitor), against the same
@@ -46,7 +50,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-micro tracer hprof bytecode}
+SCEN=${*:-micro tracer hprof hprof4 bytecode}
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 ROUNDS=${BENCH_CALLS_ROUNDS:-5}
 MROUNDS=${BENCH_CALLS_MICRO_ROUNDS:-15}
@@ -160,19 +164,21 @@ for j in $JDKS; do
       table bytecode "$v" bytecode empty -
       grep -h '^bbytecode:' "$OUT/raw/jdk$v-bytecode-r1-bytecode.out" | sed 's/^/  /'
       ;;
-    hprof)
-      echo "--- JDK $v / hprof: Sites 40 with HPROF heap=sites, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
-      rounds hprof "$j" "$v" none=none \
-        "hprof=-agentpath:$SHIM=legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-hprof.txt" \
-        "native=-agentpath:$AG/libnsites.so" -- Sites 40
-      table hprof "$v" hprof none 3
-      table hprof "$v" native none -
-      table hprof "$v" hprof native -
-      run "jdk$v-hprof-report" "$j/bin/java" \
-        "-agentpath:$SHIM=report=$OUT/raw/jdk$v-hprof-report.txt,legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-hprof.txt" \
-        -cp "$CP" Sites 40
-      echo "  where the time goes (report=, one more run: $OUT/raw/jdk$v-hprof-report.txt):"
-      sed -n '/^Time (wall clock/,/^summary:/p' "$OUT/raw/jdk$v-hprof-report.txt" | grep -v '^summary:' | sed 's/^/  /'
+    hprof|hprof4)
+      wl=(Sites 40)
+      [ "$s" = hprof4 ] && wl=(Sites 20 4)
+      echo "--- JDK $v / $s: ${wl[*]} with HPROF heap=sites, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+      rounds "$s" "$j" "$v" none=none \
+        "hprof=-agentpath:$SHIM=legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-$s.txt" \
+        "native=-agentpath:$AG/libnsites.so" -- "${wl[@]}"
+      table "$s" "$v" hprof none 3
+      table "$s" "$v" native none -
+      table "$s" "$v" hprof native -
+      run "jdk$v-$s-report" "$j/bin/java" \
+        "-agentpath:$SHIM=report=$OUT/raw/jdk$v-$s-report.txt,legacy=$HPROF:heap=sites,file=$OUT/raw/jdk$v-$s.txt" \
+        -cp "$CP" "${wl[@]}"
+      echo "  where the time goes (report=, one more run: $OUT/raw/jdk$v-$s-report.txt):"
+      sed -n '/^Time (wall clock/,/^summary:/p' "$OUT/raw/jdk$v-$s-report.txt" | grep -v '^summary:' | sed 's/^/  /'
       ;;
     *) echo "calls.sh: unknown scenario $s" >&2; exit 2 ;;
     esac

@@ -1,15 +1,18 @@
 /* Sites — an allocating program of about a second, for allocation-site profilers.
  *
- *   java Sites [ROUNDS]           (default 40)
+ *   java Sites [ROUNDS [THREADS]]  (default 40 rounds on 1 thread)
  *
  * Each round does what ordinary code does: it parses generated "log lines" into records
  * (substring, Integer parsing, a small object per line), counts words in a HashMap
  * (String keys, boxed counts), sorts a list of the records and formats a report with a
  * StringBuilder. The allocations come from a dozen sites at several call depths, so a
  * profiler keyed by allocation site and a 4-frame trace sees a realistic spread. Results
- * are kept in a ring, so escape analysis removes little. Prints
- *   BENCH Sites rounds=N elapsed_ms=T cpu_ms=C result=R
- * with T measured inside Java around the loop and C the main thread's CPU time over it.
+ * are kept in a ring, so escape analysis removes little. With THREADS > 1, that many
+ * threads each do ROUNDS rounds at once (a profiler that takes one lock per allocation then
+ * has it contended). Prints
+ *   BENCH Sites rounds=N threads=K elapsed_ms=T cpu_ms=C result=R
+ * with T measured inside Java around the rounds (from the start of the threads to the end
+ * of the last) and C the CPU time of the thread or threads that ran them.
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -69,20 +72,44 @@ public class Sites {
         return report(rs, count(lines));
     }
 
-    public static void main(String[] args) {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 40;
+    /* ROUNDS rounds on the calling thread: {result, CPU ns}. */
+    static long[] work(int rounds) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         String[] kept = new String[16];
         long sum = 0;
         long c0 = mx.getCurrentThreadCpuTime();
-        long t0 = System.nanoTime();
         for (int r = 0; r < rounds; r++) {
             String s = round(r);
             kept[r & 15] = s;
             sum += s.length();
         }
+        return new long[] {sum + kept[3].length(), mx.getCurrentThreadCpuTime() - c0};
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 40;
+        int threads = Math.max(1, args.length > 1 ? Integer.parseInt(args[1]) : 1);
+        long[][] out = new long[threads][];
+        long t0 = System.nanoTime();
+        if (threads == 1) {
+            out[0] = work(rounds);
+        } else {
+            Thread[] ts = new Thread[threads];
+            for (int k = 0; k < threads; k++) {
+                final int kk = k;
+                ts[k] = new Thread(() -> out[kk] = work(rounds), "sites-" + k);
+                ts[k].start();
+            }
+            for (Thread t : ts)
+                t.join();
+        }
         long ms = (System.nanoTime() - t0) / 1_000_000L;
-        long cpu = (mx.getCurrentThreadCpuTime() - c0) / 1_000_000L;
-        System.out.println("BENCH Sites rounds=" + rounds + " elapsed_ms=" + ms + " cpu_ms=" + cpu + " result=" + (sum + kept[3].length()));
+        long result = 0, cpu = 0;
+        for (long[] o : out) {
+            result += o[0];
+            cpu += o[1];
+        }
+        System.out.println("BENCH Sites rounds=" + rounds + " threads=" + threads + " elapsed_ms=" + ms
+                           + " cpu_ms=" + cpu / 1_000_000L + " result=" + result);
     }
 }

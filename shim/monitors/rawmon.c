@@ -8,9 +8,12 @@
  * at HotSpot's price: an uncontended Enter is one compare-and-swap on the monitor's own
  * lock word and Exit one exchange, with no lock shared between monitors. The lock word is
  * a futex (0 free, 1 held, 2 held with threads maybe asleep on it), as a glibc mutex is;
- * the owner's thread and recursion count sit beside it. A contended Enter first spins for
- * about 2 us reading the word (most agents hold their monitor for less), then sleeps on it;
- * an exit wakes a sleeper only when one is counted. RawMonitorWait sleeps on a second futex
+ * the owner's thread and recursion count sit beside it. A contended Enter on a monitor that
+ * is seldom contended first spins for about 2 us reading the word (most agents hold their
+ * monitor for less); on one whose recent exits mostly had contenders, or once the spin is
+ * over, it sleeps on the word as a glibc mutex waiter does, so that the running owner keeps
+ * the monitor's line and takes the monitor again without a hand-over. The exit touches the
+ * line only before it lets go (besides the wake). RawMonitorWait sleeps on a second futex
  * word that NotifyAll moves on.
  *
  * Monitors live in slots of chunks that are never freed, and the JVMPI_RawMonitor handed
@@ -95,7 +98,7 @@ struct rawmon {
     int count;                          /* the owner's recursion count (owner only) */
     _Atomic(struct holder *) owner;     /* the owning thread's record, NULL when free */
     _Atomic int contenders;             /* threads blocked in RawMonitorEnter */
-    _Atomic int sleepers;               /* threads past the spin, about to sleep or asleep */
+    _Atomic uint32_t heat;              /* recent exits with contenders (owner writes; see spin) */
     /* Waits: their own line. */
     _Alignas(64) _Atomic int waiters;   /* threads in RawMonitorWait */
     _Atomic uint32_t notify_seq;        /* futex word of RawMonitorWait: NotifyAll adds 1 */
@@ -198,7 +201,8 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* How long a contender spins before it sleeps: about RM_SPIN_NS. Agents hold their raw
+/* How long a contender spins before it sleeps: about RM_SPIN_NS, or not at all on a hot
+ * monitor (below). Agents hold their raw
  * monitor for a table update around an event, well under a microsecond, while a futex sleep
  * and wake-up cost two system calls and two context switches, several microseconds; so a
  * short spin takes most contended Enters without sleeping, and the bound keeps a contender
@@ -208,6 +212,18 @@ static inline void cpu_relax(void)
  * contention: RM_SPIN_NS over the measured cost of one, within [4, 400]. */
 #define RM_SPIN_NS 2000
 static _Atomic int spin_limit; /* 0: not measured yet */
+
+/* A monitor's heat: each last Exit multiplies it by 7/8 and adds RM_HEAT_STEP when threads
+ * were blocked to enter, so it tends to RM_HEAT_STEP * 8 times the share of recent exits
+ * that were contended. Above RM_HOT (a quarter of them) contenders do not spin: where
+ * threads keep the monitor taken back to back, a spinner takes it at each release and the
+ * monitor's line moves between CPUs at every Enter, while a sleeping waiter leaves the
+ * running owner to take it again from its own cache, as a glibc mutex does (bench/calls.sh
+ * contend1: 2.3-3.4x a mutex with the spin, 1.5-1.6x without; docs/performance.md). A
+ * monitor contended now and then (a handler's table update, the case the spin is for)
+ * stays cool and its contenders spin. */
+#define RM_HEAT_STEP 32u
+#define RM_HOT 64u
 
 static __attribute__((noinline, cold)) int spin_calibrate(void)
 {
@@ -229,32 +245,32 @@ static __attribute__((noinline, cold)) int spin_calibrate(void)
     return n;
 }
 
-/* Block until the word is ours. First a bounded spin: read the word (no writes, so the
- * owner's line is not taken from it) and try it when it reads free. Then the three-state
- * futex lock ("Futexes are tricky", mutex 3): mark it 2 (held, sleepers possible) and sleep
- * while it stays held. The sleepers count lets the exit tell "2, but the last sleeper has
- * already taken it since" from "someone sleeps", and skip the futex wake (a system call) in
- * the first case: the word stays 2 after a sleeper takes it, as in mutex 3. */
+/* Block until the word is ours. On a cool monitor, first a bounded spin: read the word (no
+ * writes, so the owner's line is not taken from it) and try it when it reads free. Then the
+ * three-state futex lock ("Futexes are tricky", mutex 3, as glibc's lll_lock_wait): mark it
+ * 2 (held, sleepers possible), unless it already is, and sleep while it stays held. Nothing
+ * else on the line is written here: a count of sleepers that let the exit skip the wake
+ * after the last sleeper had taken the monitor cost two more transfers of the line per
+ * sleep, more than the wake it saved (docs/performance.md). */
 static void lock_blocking(struct rawmon *m)
 {
     int spins = atomic_load_explicit(&spin_limit, memory_order_relaxed);
     if (__builtin_expect(spins == 0, 0))
         spins = spin_calibrate();
+    if (atomic_load_explicit(&m->heat, memory_order_relaxed) > RM_HOT)
+        spins = 0;
     for (int i = 0; i < spins; i++) {
         uint32_t w = atomic_load_explicit(&m->word, memory_order_relaxed);
         if (w == 0 && try_lock(m))
             return;
         cpu_relax();
     }
-    /* Counted before the word is marked: an exit that reads 2 then sees the count (both
-     * sequentially consistent), so it wakes us whenever we may be asleep. */
-    atomic_fetch_add(&m->sleepers, 1);
-    uint32_t c = atomic_exchange(&m->word, 2);
+    uint32_t c = atomic_load_explicit(&m->word, memory_order_relaxed) == 2
+                     ? 2 : atomic_exchange(&m->word, 2);
     while (c != 0) {
         futex_wait(&m->word, 2, NULL);
         c = atomic_exchange(&m->word, 2);
     }
-    atomic_fetch_sub_explicit(&m->sleepers, 1, memory_order_relaxed);
 }
 
 /* Both on the owning thread, which counts the monitors it owns (shim_monitors_owned, shim.h:
@@ -266,21 +282,36 @@ static inline void take(struct rawmon *m, struct holder *me, int count)
     shim_monitors_owned++;
 }
 
-/* Give up ownership entirely. */
+/* Give up ownership entirely. After the exchange the line belongs to whoever takes the
+ * monitor next, so nothing on it is read again (but for the wake, which only the kernel
+ * reads). */
 static inline void unlock_owned(struct rawmon *m)
 {
     shim_monitors_owned--;
     m->count = 0;
     atomic_store_explicit(&m->owner, NULL, memory_order_relaxed);
-    if (atomic_exchange(&m->word, 0) == 2 && atomic_load(&m->sleepers) > 0)
+    if (atomic_exchange(&m->word, 0) == 2)
         futex_wake(&m->word, 1);
 }
 
-/* Threads blocked in RawMonitorEnter: the release was a CONTENDED_EXIT. Read once the
- * monitor is released (the event is posted then). */
+/* Threads blocked in RawMonitorEnter: the release about to be made is a CONTENDED_EXIT.
+ * Read just before the release, while the line is still the owner's (read after it, the
+ * read would take the line back from the next owner and cost it another transfer). A thread
+ * that starts to block between the read and the release is not counted: that exit posts no
+ * CONTENDED_EXIT, while the thread still posts its CONTENDED_ENTER and ENTERED. */
 static inline bool contended(struct rawmon *m)
 {
     return atomic_load_explicit(&m->contenders, memory_order_relaxed) > 0;
+}
+
+/* The last Exit's: whether the release is contended, and the monitor's heat updated with it
+ * (see lock_blocking), both on the owner's line before it lets go. */
+static inline bool exit_note(struct rawmon *m)
+{
+    bool c = contended(m);
+    uint32_t h = atomic_load_explicit(&m->heat, memory_order_relaxed);
+    atomic_store_explicit(&m->heat, h - (h >> 3) + (c ? RM_HEAT_STEP : 0), memory_order_relaxed);
+    return c;
 }
 
 /* ---- the threads that use raw monitors ---- */
@@ -477,6 +508,7 @@ JVMPI_RawMonitor jvmpi_RawMonitorCreate(struct instance *inst, char *name)
     if (m->gen == 0)
         m->gen = 1;
     atomic_store(&m->word, 0);
+    atomic_store(&m->heat, 0);
     m->count = 0;
     atomic_store(&m->owner, NULL);
     uintptr_t id = make_id(m->gen, m->index);
@@ -497,8 +529,7 @@ static __attribute__((noinline)) void enter_contended(struct rawmon *m, JVMPI_Ra
     post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m, id);
     struct thread_rec *rec = java_self(self);
     set_raw_state(rec, JVMPI_THREAD_MONITOR_WAIT);
-    if (!try_lock(m))
-        lock_blocking(m);
+    lock_blocking(m);
     set_raw_state(rec, 0);
     take(m, self, 1);
     blocked_on(self, NULL, false);
@@ -548,8 +579,9 @@ void jvmpi_RawMonitorExit(struct instance *inst, JVMPI_RawMonitor id)
     }
     if (--m->count > 0)
         return;
+    bool was_contended = exit_note(m);
     unlock_owned(m);
-    if (__builtin_expect(contended(m), 0))
+    if (__builtin_expect(was_contended, 0))
         post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
 }
 
@@ -574,8 +606,9 @@ void jvmpi_RawMonitorWait(struct instance *inst, JVMPI_RawMonitor id, jlong ms)
     struct thread_rec *rec = java_self(self);
     set_raw_state(rec, JVMPI_THREAD_CONDVAR_WAIT);
     /* The release happens now: say so now, not when the wait ends. */
+    bool was_contended = contended(m);
     unlock_owned(m);
-    if (contended(m))
+    if (was_contended)
         post_raw(JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT, m, id);
     struct timespec deadline = {0, 0};
     if (ms > 0) {
