@@ -11,6 +11,10 @@
 #     of the missing packages only, then the probes again;
 #   - offline (apt-get update cannot fetch) and a hanging apt-get update (stopped after
 #     JVMPISHIM_APT_TIMEOUT): a message that says so, no install, failure;
+#   - a mirror between syncs (an index that does not match the Release file): the update
+#     tried again, then the verified indexes used; where the rejected index is i386 and the
+#     install fails, all but the :i386 packages installed, said, and (--ci) written down;
+#     JVMPISHIM_DEPS_UNAVAILABLE keeps make's setup from asking for them again;
 #   - --ci: update, then install (or upgrade) every package of the list, and verify.
 cd "$(dirname "$0")/.." || exit 1
 pass=0; fail=0
@@ -34,8 +38,21 @@ case " $* " in
                echo "E: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Temporary failure resolving 'deb.debian.org'" >&2
                exit 100 ;;
       hang) exec sleep 120 ;;
+      mismatch-i386|mismatch-amd64)
+        a=${FAKE_APT#mismatch-}
+        # apt 2.6: a rejected index fails the update, with --error-on=any or without.
+        echo "Err:4 http://deb.debian.org/debian-security bookworm-security/main $a Packages"
+        echo "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-$a/Packages.xz  File has unexpected size (371952 != 372316). Mirror sync in progress? [IP: 192.0.2.1 80]"
+        echo "E: Some index files failed to download. They have been ignored, or old ones used instead."
+        exit 100 ;;
     esac ;;
-  *" install "*) skip=no
+  *" install "*) case "${FAKE_APT:-} $*" in
+                   mismatch-*:i386*|mismatch-amd64*)
+                     echo " openjdk-17-jdk-headless:i386 : Depends: zlib1g:i386 (>= 1:1.1.4) but it is not installable"
+                     echo "E: Unable to correct problems, you have held broken packages."
+                     exit 100 ;;
+                 esac
+                 skip=no
                  for p in "$@"; do
                    [ $skip = yes ] && { skip=no; continue; }
                    case "$p" in -o) skip=yes ;; -*|install) ;; *) echo "Setting up $p (1.0) ..." ;; esac
@@ -113,6 +130,40 @@ if [ "$(id -u)" -eq 0 ] || unshare -r true 2>/dev/null; then
   run "$T/o6" FAKE_APT=hang JVMPISHIM_APT_TIMEOUT=2 JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev" "${asroot[@]}" tools/deps.sh build
   [ $RC -eq 1 ] && ok "apt-get update that hangs: exit 1" || bad "hang: exit $RC"
   has "$T/o6" 'apt-get update did not finish in 2 s' "apt-get update that hangs: stopped at the bound, and said so"
+fi
+
+# 5b. A mirror between syncs: the i386 index does not match the Release file. Tried again,
+# then the verified indexes are used; the install without the :i386 packages goes on, loudly.
+if [ "$(id -u)" -eq 0 ] || unshare -r true 2>/dev/null; then
+  run "$T/o8" FAKE_APT=mismatch-i386 JVMPISHIM_APT_TRIES=2 JVMPISHIM_APT_RETRY_WAIT=0 \
+      JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev openjdk-17-jdk-headless:i386" "${asroot[@]}" tools/deps.sh check
+  cp "$FAKE_LOG" "$T/log8"
+  [ "$(grep -c -- '--error-on=any update$' "$T/log8")" -eq 2 ] && ok "mismatch: update tried JVMPISHIM_APT_TRIES times" ||
+    { bad "mismatch: update tries:"; sed 's/^/     | /' "$T/log8"; }
+  has "$T/log8" '^apt-get -q [^ ].* update$' "mismatch: then once without --error-on=any"
+  has "$T/o8" 'does not match its Release file .*try 1 of 2' "mismatch: the retry is said"
+  has "$T/o8" 'going on with the indexes that verified, without: http://.*binary-i386/Packages.xz' "mismatch: the rejected index is named"
+  has "$T/log8" ' install -y --no-install-recommends uthash-dev openjdk-17-jdk-headless:i386$' "mismatch: the full install is tried first"
+  has "$T/log8" ' install -y --no-install-recommends uthash-dev$' "mismatch: then all but the :i386 packages"
+  has "$T/o8" 'i386 side will NOT be built or tested' "mismatch: the i386 side left out, loudly"
+  # The stand-in installs nothing: uthash-dev still missing (a failure), the i386 JDK not asked.
+  has "$T/o8" '^deps: installed, but still not usable: uthash-dev$' "mismatch: the left-out package is not probed again"
+  run "$T/o9" FAKE_APT=mismatch-amd64 JVMPISHIM_APT_TRIES=1 JVMPISHIM_APT_RETRY_WAIT=0 \
+      JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev openjdk-17-jdk-headless:i386" "${asroot[@]}" tools/deps.sh check
+  [ $RC -eq 1 ] && ok "mismatch of the amd64 index, install fails: exit 1" || bad "mismatch amd64: exit $RC"
+  hasnt "$FAKE_LOG" ' install -y --no-install-recommends uthash-dev$' "mismatch of the amd64 index: no install without the i386 side"
+  has "$T/o9" 'Depends: zlib1g:i386' "a failed install shows what apt could not resolve"
+  run "$T/o10" FAKE_APT=mismatch-i386 JVMPISHIM_APT_TRIES=1 JVMPISHIM_APT_RETRY_WAIT=0 \
+      JVMPISHIM_DEPS_UNAVAILABLE_FILE="$T/unavail" "${asroot[@]}" tools/deps.sh --ci check
+  [ $RC -eq 0 ] && ok "--ci, i386 index rejected: exit 0, the rest installed here" || { bad "--ci mismatch: exit $RC"; sed 's/^/     | /' "$T/o10"; }
+  if [ "$(dpkg --print-architecture)" = amd64 ]; then
+    has "$T/o10" '^ci: NOT installed .*openjdk-17-jdk-headless:i386' "--ci: what was left out is said"
+    has "$T/unavail" 'openjdk-17-jdk-headless:i386' "--ci: and written to JVMPISHIM_DEPS_UNAVAILABLE_FILE"
+  fi
+  run "$T/o11" JVMPISHIM_DEPS_UNAVAILABLE="uthash-dev" JVMPISHIM_DEPS_PRETEND_MISSING="uthash-dev" "${asroot[@]}" tools/deps.sh build
+  [ $RC -eq 0 ] && ok "JVMPISHIM_DEPS_UNAVAILABLE: not asked for again" || bad "UNAVAILABLE: exit $RC"
+  has "$T/o11" 'uthash-dev is missing and not installable from this archive now' "JVMPISHIM_DEPS_UNAVAILABLE: said"
+  [ -s "$FAKE_LOG" ] && bad "UNAVAILABLE: ran $(cat "$FAKE_LOG")" || ok "JVMPISHIM_DEPS_UNAVAILABLE: no apt-get"
 fi
 
 # 6. --ci: everything, installed or upgraded, then verified.

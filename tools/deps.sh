@@ -20,6 +20,19 @@
 # apt-get update with --error-on=any (a failed fetch is an error, not a warning over stale or
 # empty lists) under a bound of JVMPISHIM_APT_TIMEOUT seconds (default 300).
 #
+# A mirror caught between two syncs serves an index that does not match its signed Release
+# file ("File has unexpected size", "Hash Sum mismatch"); apt rejects it, rightly, and nothing
+# listed only there can be installed. Such an update is tried JVMPISHIM_APT_TRIES times
+# (default 3), JVMPISHIM_APT_RETRY_WAIT seconds apart (30); if an index is still rejected, the
+# indexes that verified are used and the rejected ones are named. Then, if the install fails
+# and an i386 index was among the rejected (on bookworm the i386 security index: every
+# Multi-Arch: same library of the i386 JDK must match the amd64 one's security version), the
+# :i386 packages are left out, loudly, and the rest installed: the i386 side is not built and
+# not tested. --ci writes what it left out to the file JVMPISHIM_DEPS_UNAVAILABLE_FILE names;
+# .ci/run passes it on as JVMPISHIM_DEPS_UNAVAILABLE, packages make's setup then does not ask
+# for (warned once), and says at its end what was not tested. Nothing is ever installed from
+# an index that did not verify.
+#
 # Probes look for the capability, not the package, where that is what the build uses: a JDK
 # found by tools/find-jdk.sh (any JDK >= 17, however installed), a compiler that links, a
 # header that preprocesses. On amd64, check and deb also need the i386 side (the shim is built
@@ -155,17 +168,53 @@ offline_hint() {
   echo "deps: install them from a mirror or local media, then run make again." >&2
 }
 
+# Rejected index lines of an apt-get update log: a mirror between syncs, not a network failure.
+mismatch_only() {
+  local errs
+  errs=$(grep -E '^(E|Err):' "$1" | grep -v 'Some index files failed to download')
+  [ -n "$errs" ] || return 1
+  ! grep -E '^E:' <<<"$errs" | grep -vqE 'unexpected size|Hash Sum mismatch|Mirror sync in progress'
+}
+rejected=""  # the indexes an update left out (URLs), after its last try
+
 apt_update() {
-  local out=$tmp/update.log rc
+  local out=$tmp/update.log rc try tries=${JVMPISHIM_APT_TRIES:-3}
+  for ((try = 1; ; try++)); do
+    timeout -k 10 "$bound" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get "${apt_opts[@]}" --error-on=any update </dev/null >"$out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && return 0
+    if [ $rc -eq 124 ] || ! mismatch_only "$out"; then
+      [ $rc -eq 124 ] && echo "deps: apt-get update did not finish in $bound s (JVMPISHIM_APT_TIMEOUT); stopped it." >&2
+      grep -E '^(E|W|Err):' "$out" | head -n 5 | sed 's/^/deps:   /' >&2
+      return 1
+    fi
+    rejected=$(sed -n 's/^E: Failed to fetch \([^ ]*\) .*/\1/p' "$out" | tr '\n' ' ')
+    [ "$try" -ge "$tries" ] && break
+    echo "deps: the archive served an index that does not match its Release file (a mirror sync in progress?), try $try of $tries; again in ${JVMPISHIM_APT_RETRY_WAIT:-30} s: ${rejected% }" >&2
+    sleep "${JVMPISHIM_APT_RETRY_WAIT:-30}"
+  done
+  echo "deps: after $tries tries the archive still serves indexes that do not match its Release file; going on with the indexes that verified, without: ${rejected% }" >&2
+  grep -E '^E:' "$out" | grep -v 'Some index files' | head -n 3 | sed 's/^/deps:   /' >&2
+  # The same update without --error-on=any: the verified indexes are kept, the rejected one
+  # is left out (apt never uses an index that did not verify). It still exits 100 for the
+  # rejected index; any other error is a failure.
   timeout -k 10 "$bound" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get "${apt_opts[@]}" --error-on=any update </dev/null >"$out" 2>&1
+    apt-get "${apt_opts[@]}" update </dev/null >"$out" 2>&1
   rc=$?
-  if [ $rc -ne 0 ]; then
-    [ $rc -eq 124 ] && echo "deps: apt-get update did not finish in $bound s (JVMPISHIM_APT_TIMEOUT); stopped it." >&2
+  if [ $rc -ne 0 ] && { [ $rc -eq 124 ] || ! mismatch_only "$out"; }; then
     grep -E '^(E|W|Err):' "$out" | head -n 5 | sed 's/^/deps:   /' >&2
     return 1
   fi
+  return 0
 }
+
+# The install failed: may it go on without the :i386 packages? Only when an i386 index was
+# rejected (what the install could not resolve is then most likely the i386 side's).
+i386_index_rejected() { [ -n "$rejected" ] && grep -q 'binary-i386' <<<"$rejected"; }
+without_i386() { local p; for p in "$@"; do case "$p" in *:i386) ;; *) echo "$p" ;; esac; done; }
+only_i386() { local p; for p in "$@"; do case "$p" in *:i386) echo "$p" ;; esac; done; }
+left_out=()
 
 apt_install() {
   local out=$tmp/install.log rc
@@ -176,10 +225,23 @@ apt_install() {
     if grep -qE 'Temporary failure resolving|Could not resolve|Failed to fetch|Unable to connect|Connection timed out' "$out"; then
       offline_hint "$@"
     else
-      grep -E '^E:' "$out" | head -n 5 | sed 's/^/deps:   /' >&2
+      grep -E '^(E:| .*: (Pre)?Depends: )' "$out" | head -n 6 | sed 's/^/deps:   /' >&2
     fi
     return 1
   fi
+}
+
+# apt_install_or_skip_i386 PACKAGE...: install; if that fails while an i386 index was rejected,
+# install the packages but the :i386 ones, and list those in left_out.
+apt_install_or_skip_i386() {
+  apt_install "$@" && return 0
+  local rest i386
+  mapfile -t i386 < <(only_i386 "$@")
+  i386_index_rejected && [ ${#i386[@]} -gt 0 ] || return 1
+  mapfile -t rest < <(without_i386 "$@")
+  echo "deps: the install failed, and the archive's i386 index did not verify: installing all but the i386 packages (${i386[*]}); the i386 side will NOT be built or tested" >&2
+  if [ ${#rest[@]} -gt 0 ]; then apt_install "${rest[@]}" || return 1; fi
+  left_out=("${i386[@]}")
 }
 
 # --- CI: everything, at the archive's current version -----------------------------------------
@@ -191,7 +253,12 @@ if [ $mode = ci ]; then
   fi
   echo "ci: apt-get update, then install or upgrade to the archive's current version: ${pkgs[*]}"
   apt_update || { offline_hint "${pkgs[@]}"; exit 1; }
-  apt_install "${pkgs[@]}" || exit 1
+  apt_install_or_skip_i386 "${pkgs[@]}" || exit 1
+  if [ ${#left_out[@]} -gt 0 ]; then
+    echo "ci: NOT installed (the archive's i386 index did not verify): ${left_out[*]}"
+    [ -n "${JVMPISHIM_DEPS_UNAVAILABLE_FILE:-}" ] && echo "${left_out[*]}" >"$JVMPISHIM_DEPS_UNAVAILABLE_FILE"
+    mapfile -t pkgs < <(without_i386 "${pkgs[@]}")
+  fi
   bad=0
   for p in "${pkgs[@]}"; do
     dpkg_has "$p" || { echo "ci: required package $p is not installed" >&2; bad=1; }
@@ -203,8 +270,16 @@ if [ $mode = ci ]; then
 fi
 
 # --- make: only what is missing ---------------------------------------------------------------
+# JVMPISHIM_DEPS_UNAVAILABLE: packages the archive could not give (.ci/run, from --ci above),
+# not asked for again.
 missing=()
-for p in "${pkgs[@]}"; do probe "$p" || missing+=("$p"); done
+for p in "${pkgs[@]}"; do
+  probe "$p" && continue
+  case " ${JVMPISHIM_DEPS_UNAVAILABLE:-} " in
+    *" $p "*) echo "deps: $p is missing and not installable from this archive now (JVMPISHIM_DEPS_UNAVAILABLE): going on without it" >&2 ;;
+    *) missing+=("$p") ;;
+  esac
+done
 [ ${#missing[@]} -eq 0 ] && { [ $mode = print ] && echo "deps: nothing missing for: ${goals[*]}"; exit 0; }
 
 steps=()
@@ -231,9 +306,12 @@ command -v apt-get >/dev/null 2>&1 || {
 echo "deps: installing them: $joined" >&2
 if need_i386_arch "${missing[@]}"; then dpkg --add-architecture i386 || exit 1; fi
 apt_update || { offline_hint "${missing[@]}"; exit 1; }
-apt_install "${missing[@]}" >&2 || exit 1
+apt_install_or_skip_i386 "${missing[@]}" >&2 || exit 1
 still=()
-for p in "${missing[@]}"; do probe "$p" || still+=("$p"); done
+for p in "${missing[@]}"; do
+  case " ${left_out[*]} " in *" $p "*) continue ;; esac
+  probe "$p" || still+=("$p")
+done
 if [ ${#still[@]} -gt 0 ]; then
   echo "deps: installed, but still not usable: ${still[*]}" >&2
   exit 1
