@@ -637,6 +637,17 @@ jobjectID classes_id_announced(JNIEnv *jni, jclass cls)
     return id_announced(jni, cls, &announced);
 }
 
+jobjectID classes_id_announced_all(JNIEnv *jni, jclass cls, bool *all)
+{
+    uint32_t announced;
+    jobjectID id = id_announced(jni, cls, &announced);
+    bool done = id != NULL;
+    for (int i = 0; i < g_shim.ninst && done; i++)
+        done = (announced & (1u << i)) || !event_on(&g_shim.inst[i], JVMPI_EVENT_CLASS_LOAD);
+    *all = done;
+    return id;
+}
+
 void classes_prepare(JNIEnv *jni, jclass cls)
 {
     if (class_prepared(cls))

@@ -198,11 +198,29 @@ static void JNICALL cb_class_file_load_hook(jvmtiEnv *jvmti, JNIEnv *jni, jclass
 }
 
 
+/* Bumped at every switch of CLASS_LOAD by any instance: what callers of
+ * classes_id_announced_all learned about a class ("every listener has been told") may no
+ * longer hold once an agent starts listening. */
+static _Atomic uint64_t announce_gen;
+
+static void load_changed(int t, bool any)
+{
+    (void)t;
+    (void)any;
+    atomic_fetch_add(&announce_gen, 1);
+}
+
+uint64_t classes_announce_gen(void)
+{
+    return atomic_load_explicit(&announce_gen, memory_order_acquire);
+}
+
 void classes_module_init(void)
 {
     loader_keys_init();
     struct event_row load = {.kind = EVK_ON,
                              .jvmti = {JVMTI_EVENT_CLASS_PREPARE},
+                             .on_change = load_changed,
                              .request = request_class_load};
     events_register(JVMPI_EVENT_CLASS_LOAD, &load);
     /* Always: a definition in progress (its hook seen) must end at its ClassLoad even if

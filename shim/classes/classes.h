@@ -17,6 +17,12 @@
  * use, as on HotSpot, whose dumps and call traces could name classes still in their
  * CLASS_LOAD (shim.h, shim_in_call). */
 jobjectID classes_id_announced(JNIEnv *jni, jclass cls);
+/* The same, and whether every instance listening for CLASS_LOAD now has been told about the
+ * class (false while an announcement was left to a later use). True stays true for the
+ * class while classes_announce_gen() and g_shim.ninst do not change: an agent switching
+ * CLASS_LOAD on, or a new instance, may need the class announced again at its next use. */
+jobjectID classes_id_announced_all(JNIEnv *jni, jclass cls, bool *all);
+uint64_t classes_announce_gen(void);
 /* Link cls if it is not yet (as reflection would: no static initializer runs), so that its
  * members can be listed when an agent asks for its CLASS_LOAD from inside a JVMPI call, where
  * it could not be linked; inside a call the worker links it in the background. */

@@ -145,7 +145,14 @@ jint classes_type_code(char sig)
 
 /* Per-thread cache class tag -> record for the allocation path (no class_lock there).
  * Records live until their class unloads, and a dead class's tag is never seen again. */
-#define CCACHE 64
+#define CCACHE_BITS 6
+#define CCACHE (1u << CCACHE_BITS)
+/* Fibonacci hashing of the id: ids are drawn among all objects' and come in strides (the
+ * low bits alone folded four classes 256 ids apart onto two slots). */
+static inline unsigned ccache_slot_of(jlong id)
+{
+    return (unsigned)(((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - CCACHE_BITS));
+}
 struct ccache_slot {
     jlong id;                   /* compared before the record is touched: a record freed
                                    at unload is only reachable through its own, dead id */
@@ -173,7 +180,7 @@ struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
         (tl_ccache = shim_thread_block(&tl_ccache, CCACHE * sizeof *tl_ccache)) == NULL)
         return rec_of(jni, cls);
     if (tl_mru.ref != NULL && (*jni)->IsSameObject(jni, cls, tl_mru.ref)) {
-        unsigned k = (unsigned)((tl_mru.id >> 3) % CCACHE);
+        unsigned k = ccache_slot_of(tl_mru.id);
         if (tl_ccache[k].id == tl_mru.id) {
             tl_mru.missed = 0;
             return tl_ccache[k].r;
@@ -184,7 +191,7 @@ struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
     if (jvmti_ok_at((*g_shim.jvmti)->GetTag(g_shim.jvmti, cls, &tag), LOG_DEBUG,
                     "GetTag of a class for the per-thread class cache") && tag != 0) {
         jlong id = tag & TAG_ID_MASK;
-        unsigned k = (unsigned)((id >> 3) % CCACHE);
+        unsigned k = ccache_slot_of(id);
         if (tl_ccache[k].id == id)
             r = tl_ccache[k].r;
     }
@@ -192,7 +199,7 @@ struct class_rec *rec_of_cached(JNIEnv *jni, jclass cls)
         r = rec_of(jni, cls);
         if (r == NULL)
             return NULL;
-        unsigned k = (unsigned)((r->tag >> 3) % CCACHE);
+        unsigned k = ccache_slot_of(r->tag);
         tl_ccache[k].id = r->tag;
         tl_ccache[k].r = r;
     }

@@ -259,19 +259,93 @@ static void JNICALL cb_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ---- objects JVMTI never reported, announcements and requests ---- */
 
+/* Objects this thread named lately whose class every listening agent had been told about
+ * (direct-mapped by id): naming one again skips the class (GetObjectClass, the class's
+ * record and its check, DeleteLocalRef: about half of what METHOD_ENTRY2 cost the shim,
+ * docs/performance.md, *Delivering one event*), as receivers repeat from call to call. An
+ * object's class never changes and stays loaded while the object lives, and an agent's
+ * "announced" bit, once set, stays; an entry holds only while no agent has switched
+ * CLASS_LOAD (classes_announce_gen), no instance was added (ninst) and, on i386, the id
+ * epoch has not turned (an id is reissued to another object only in a later epoch). */
+#define SEEN_BITS 6
+#define SEEN_SLOTS (1u << SEEN_BITS)
+struct seen_slot {
+    jlong id;
+    uint64_t gen;
+    int64_t epoch;
+    int ninst;
+};
+static _Thread_local struct seen_slot *tl_seen; /* SEEN_SLOTS slots (shim_thread_block) */
+
+static inline int64_t id_epoch(void)
+{
+#ifdef IDS_32
+    return (int64_t)(ids_next() >> 32);
+#else
+    return 0; /* ids are never reissued */
+#endif
+}
+
+/* Fibonacci hashing: ids come in strides (each thread draws them in blocks, and the ids
+ * one thread names are often 256 apart), which the low bits alone would fold onto a few
+ * slots. */
+static inline struct seen_slot *seen_slot_of(jlong id)
+{
+    return &tl_seen[((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SEEN_BITS)];
+}
+
+static bool seen_fresh(jlong id)
+{
+    if (tl_seen == NULL)
+        return false;
+    const struct seen_slot *e = seen_slot_of(id);
+    return e->id == id && e->gen == classes_announce_gen() && e->ninst == g_shim.ninst &&
+           e->epoch == id_epoch();
+}
+
+static void seen_note(jlong id, uint64_t gen, int ninst, int64_t epoch)
+{
+    if (__builtin_expect(tl_seen == NULL, 0) &&
+        (tl_seen = shim_thread_block(&tl_seen, SEEN_SLOTS * sizeof *tl_seen)) == NULL)
+        return;
+    struct seen_slot *e = seen_slot_of(id);
+    e->id = id;
+    e->gen = gen;
+    e->ninst = ninst;
+    e->epoch = epoch;
+}
+
 /* Definition before use for objects JVMTI never reported: an event about to name obj
  * first announces its class and, while OBJECT_ALLOC has been on since start-up, the object
  * itself, on the current thread. JVMTI samples no allocation made while one of its
  * callbacks runs on the thread (the shim's own reflection in an event, a Thread made by
  * CreateSystemThread in a handler, MemberNames on JDK 25), and makes mirrors of classes
  * without sampling them; on HotSpot every one of these got an OBJECT_ALLOC when it was
- * allocated. The common case, an object already announced, costs one GetTag. */
+ * allocated. The common case, an object this thread named lately, costs one GetTag. */
 jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
 {
     if (obj == NULL)
         return NULL;
+    bool complete = memory_alloc_complete();
+    /* Read before the class is looked at: a CLASS_LOAD switched on meanwhile makes the
+     * entry noted below stale, not one that looks fresh. */
+    uint64_t gen = classes_announce_gen();
+    int ninst = g_shim.ninst;
+    int64_t epoch = id_epoch();
+    jlong tag = 0;
+    jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag),
+                 "GetTag of an object an event names: unread, it is announced as new");
+    /* Kept (its id resolves from the kept table) and, while objects are announced, posted:
+     * nothing left to do but for the class, which the entry says was announced. */
+    if ((tag & TAG_KEPT) && (!complete || (tag & TAG_ALLOCATED)) &&
+        seen_fresh(tag & TAG_ID_MASK)) {
+        jobjectID id = ids_from_tag(tag);
+        ids_hand(id, obj);
+        return id;
+    }
     jclass cls = (*jni)->GetObjectClass(jni, obj);
-    classes_id_announced(jni, cls); /* its class, before the id is used */
+    bool class_told = false;
+    classes_id_announced_all(jni, cls, &class_told); /* its class, before the id is used */
     jobjectID id = NULL;
     /* Only while OBJECT_ALLOC has been on since start-up: then an object without the flag
      * is one JVMTI never reported. Enabled later, it may be an object that existed before
@@ -279,12 +353,9 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
      * JVM_INIT_DONE the start-up replay announces what exists; announcing here too would put
      * events on threads whose THREAD_START the replay has not posted yet. */
     /* The object is at hand: its id is kept resolvable (ids_of_kept, core/ids.c). */
-    if (!memory_alloc_complete()) {
-        id = ids_of_kept(jni, obj);
+    if (!complete) {
+        id = (tag & TAG_KEPT) ? ids_from_tag(tag) : ids_of_kept(jni, obj);
     } else {
-        jlong tag = 0;
-        jvmti_ignore((*g_shim.jvmti)->GetTag(g_shim.jvmti, obj, &tag),
-                     "GetTag of an object an event names: unread, it is announced as new");
         jlong ctag = 0;
         if (tag & TAG_ALLOCATED) {
             id = ids_from_tag(tag);
@@ -308,6 +379,8 @@ jobjectID memory_id_announced(JNIEnv *jni, jobject obj)
         }
     }
     (*jni)->DeleteLocalRef(jni, cls);
+    if (class_told && id != NULL)
+        seen_note((jlong)(uintptr_t)id, gen, ninst, epoch);
     ids_hand(id, obj); /* at hand while the event that names it is delivered */
     return id;
 }
