@@ -34,6 +34,8 @@
 #define KIT_NAME "recv_late"
 #include "kit/out.h"
 #include "kit/jvm.h"
+#include "kit/checked.h"
+#include "kit/pmap.h"
 
 enum { F_UNANNOUNCED, F_REQUEST, NFAIL };
 static const char *fail_name[NFAIL] = {"unannounced", "request"};
@@ -45,59 +47,23 @@ static long switch_after = 1000;  /* ENTRY2s of one receiver that make it hot */
 static int late;                  /* CLASS_LOAD enabled (under lock) */
 static long phase1, checked, workload_checked, n_classes, n_workload_classes;
 
-/* ---- open-addressing sets (insert-only, under lock) ---------------------------------- */
-static size_t hash_ptr(const void *p)
-{
-    unsigned long long x = (unsigned long long)(size_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-/* receivers: obj_id -> class_id (NULL: asked, not a plain object) */
-#define RCAP (1u << 18)
-static jobjectID rkeys[RCAP];
-static jobjectID rclass[RCAP];
-static long rcount[RCAP];
+/* ---- the agent's tables (kit/pmap.h), under lock ------------------------------------- */
+/* A receiver's record: its class_id (NULL: not a plain object) and how often it was named. */
+struct recv {
+    jobjectID class_id;
+    long count;
+};
+static struct pmap receivers;   /* obj_id -> struct recv */
+static struct pmap classes;     /* class_id -> "w" (the workload's receiver classes) or "" */
+static struct pmap threads;     /* env_id -> "": had an ENTRY2 since the switch */
 static long n_receivers, n_hot;
-
-static long recv_slot(jobjectID o)
-{
-    for (size_t i = hash_ptr(o) & (RCAP - 1), n = 0; n < RCAP; i = (i + 1) & (RCAP - 1), n++)
-        if (rkeys[i] == o || rkeys[i] == NULL)
-            return (long)i;
-    return -1;
-}
-
-/* classes announced since the switch, and which of them are the workload's receivers' */
-#define CCAP (1u << 14)
-static jobjectID ckeys[CCAP];
-static char cwork[CCAP];
-
-static long class_slot(jobjectID c)
-{
-    for (size_t i = hash_ptr(c) & (CCAP - 1), n = 0; n < CCAP; i = (i + 1) & (CCAP - 1), n++)
-        if (ckeys[i] == c || ckeys[i] == NULL)
-            return (long)i;
-    return -1;
-}
-
-/* threads that had an ENTRY2 since the switch */
-#define TCAP 256
-static JNIEnv *tseen[TCAP];
 
 static int first_since_switch(JNIEnv *env)
 {
-    for (size_t i = hash_ptr(env) & (TCAP - 1), n = 0; n < TCAP; i = (i + 1) & (TCAP - 1), n++) {
-        if (tseen[i] == env)
-            return 0;
-        if (tseen[i] == NULL) {
-            tseen[i] = env;
-            return 1;
-        }
-    }
-    return 0;
+    if (pm_get(&threads, env, NULL))
+        return 0;
+    pm_put(&threads, env, "");
+    return 1;
 }
 
 /* The OBJECT_ALLOC a request is answering (set under lock around the request). */
@@ -111,35 +77,37 @@ static void on_entry2(JVMPI_Event *ev)
     if (o == NULL)
         return;
     jvmpi->RawMonitorEnter(lock);
-    long s = recv_slot(o);
-    if (s >= 0 && rkeys[s] == NULL && !late) {
+    struct recv *r = NULL;
+    if (!pm_get(&receivers, o, (void **)&r) && !late) {
         /* New receiver: ensure it is defined. */
         asking = o;
         asked_class = NULL;
         asked_kind = -1;
         if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, o) != JVMPI_SUCCESS || asked_kind < 0)
             FAILK(F_REQUEST, "RequestEvent(OBJECT_ALLOC, %p) failed or posted nothing", (void *)o);
-        rkeys[s] = o;
-        rclass[s] = asked_kind == JVMPI_NORMAL_OBJECT ? asked_class : NULL;
         asking = NULL;
-        n_receivers++;
+        if ((r = calloc(1, sizeof *r)) != NULL) {
+            r->class_id = asked_kind == JVMPI_NORMAL_OBJECT ? asked_class : NULL;
+            pm_put(&receivers, o, r);
+            n_receivers++;
+        }
     }
     if (!late) {
         phase1++;
-        if (s >= 0 && rkeys[s] == o && ++rcount[s] == switch_after && ++n_hot == HOT_TO_SWITCH) {
+        if (r != NULL && ++r->count == switch_after && ++n_hot == HOT_TO_SWITCH) {
             late = 1;
             jvmpi->EnableEvent(JVMPI_EVENT_CLASS_LOAD, NULL);
             say("CLASS_LOAD enabled once %d receivers had %ld ENTRY2s each, %ld receivers known",
                 HOT_TO_SWITCH, switch_after, n_receivers);
         }
-    } else if (s >= 0 && rkeys[s] == o && rclass[s] != NULL && !first_since_switch(ev->env_id)) {
-        long c = class_slot(rclass[s]);
+    } else if (r != NULL && r->class_id != NULL && !first_since_switch(ev->env_id)) {
+        const char *kind = NULL;
         checked++;
-        if (c >= 0 && ckeys[c] == rclass[s] && cwork[c])
-            workload_checked++;
-        if (c < 0 || ckeys[c] != rclass[s])
+        if (!pm_get(&classes, r->class_id, (void **)&kind))
             FAILK(F_UNANNOUNCED, "ENTRY2 names receiver %p of class %p, whose CLASS_LOAD has not "
-                                 "come since CLASS_LOAD was enabled", (void *)o, (void *)rclass[s]);
+                                 "come since CLASS_LOAD was enabled", (void *)o, (void *)r->class_id);
+        else if (kind[0] == 'w')
+            workload_checked++;
     }
     jvmpi->RawMonitorExit(lock);
 }
@@ -147,13 +115,12 @@ static void on_entry2(JVMPI_Event *ev)
 static void on_class_load(JVMPI_Event *ev)
 {
     jvmpi->RawMonitorEnter(lock);
-    long c = class_slot(ev->u.class_load.class_id);
-    if (c >= 0 && ckeys[c] == NULL) {
-        ckeys[c] = ev->u.class_load.class_id;
+    if (!pm_get(&classes, ev->u.class_load.class_id, NULL)) {
         const char *name = ev->u.class_load.class_name;
-        cwork[c] = name != NULL && strncmp(name, "RecvLate$R", 10) == 0;
+        int work = name != NULL && strncmp(name, "RecvLate$R", 10) == 0;
+        pm_put(&classes, ev->u.class_load.class_id, work ? "w" : "");
         n_classes++;
-        n_workload_classes += cwork[c];
+        n_workload_classes += work;
     }
     jvmpi->RawMonitorExit(lock);
 }
@@ -206,17 +173,14 @@ static void notify(JVMPI_Event *ev)
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved)
 {
     (void)reserved;
-    g_jvm = jvm;
-    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) {
-        say("FAIL GetEnv(JVMPI_VERSION_1)");
+    if (!GET_JVMPI(jvm, JVMPI_VERSION_1))
         return JNI_ERR;
-    }
     if (options != NULL && strncmp(options, "after=", 6) == 0)
         switch_after = atol(options + 6);
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("recv_late lock");
-    jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY2, NULL);
-    jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
+    static const jint events[] = {JVMPI_EVENT_METHOD_ENTRY2, JVMPI_EVENT_JVM_SHUT_DOWN};
+    enable_events(events, NELEMS(events), 0);
     say("loaded");
     return JNI_OK;
 }
