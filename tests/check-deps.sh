@@ -23,6 +23,12 @@ bad() { fail=$((fail+1)); echo "FAIL $*"; }
 has()   { if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in:"; sed 's/^/     | /' "$1"; fi; }
 hasnt() { if grep -Eq -- "$2" "$1"; then bad "$3: /$2/ in:"; sed 's/^/     | /' "$1"; else ok "$3"; fi; }
 
+# Packages the archive could not give this machine (.ci/run sets this when an i386 index did
+# not verify): the checks of this machine's own state (1 and 6) take them as the real setup
+# does; every other check runs without it, on the inputs it sets.
+unavail=${JVMPISHIM_DEPS_UNAVAILABLE:-}
+unset JVMPISHIM_DEPS_UNAVAILABLE
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/check-deps.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
@@ -81,7 +87,7 @@ run() {
 }
 
 # 1. Nothing missing here.
-run "$T/o1" tools/deps.sh --print check
+run "$T/o1" JVMPISHIM_DEPS_UNAVAILABLE="$unavail" tools/deps.sh --print check
 [ $RC -eq 0 ] && ok "--print check exits 0" || bad "--print check exited $RC"
 has "$T/o1" '^deps: nothing missing for: check$' "nothing missing for check on this machine"
 
@@ -167,7 +173,10 @@ if [ "$(id -u)" -eq 0 ] || unshare -r true 2>/dev/null; then
 fi
 
 # 6. --ci: everything, installed or upgraded, then verified.
-run "$T/o7" tools/deps.sh --ci check
+# Where the i386 packages were unavailable, the stand-in archive rejects the i386 index
+# too, so that --ci leaves out what this machine lacks, as it did for real.
+mirror=(); [ -n "$unavail" ] && mirror=(FAKE_APT=mismatch-i386 JVMPISHIM_APT_TRIES=1 JVMPISHIM_APT_RETRY_WAIT=0)
+run "$T/o7" "${mirror[@]}" tools/deps.sh --ci check
 cp "$FAKE_LOG" "$T/log7"
 [ $RC -eq 0 ] && ok "--ci check: exit 0 (everything installed here)" || { bad "--ci check exited $RC"; sed 's/^/     | /' "$T/o7"; }
 has "$T/log7" '--error-on=any update$' "--ci: apt-get update"
