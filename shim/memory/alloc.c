@@ -286,9 +286,9 @@ static inline int64_t id_epoch(void)
 #endif
 }
 
-/* Fibonacci hashing: ids come in strides (each thread draws them in blocks, and the ids
- * one thread names are often 256 apart), which the low bits alone would fold onto a few
- * slots. */
+/* Fibonacci hashing: the objects a thread names were tagged among others, so their ids can
+ * come in strides, which the low bits alone fold onto a few slots (a workload's four
+ * receivers, 256 ids apart, took two slots of 64 that way). */
 static inline struct seen_slot *seen_slot_of(jlong id)
 {
     return &tl_seen[((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SEEN_BITS)];
