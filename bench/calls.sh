@@ -2,12 +2,13 @@
 # calls.sh — what the JVMPI calls agents make around every event cost (docs/performance.md,
 # "Calls around every event").
 #
-#   bench/calls.sh [micro] [tracer] [hprof] [hprof4] [bytecode]    default: all five
+#   bench/calls.sh [micro] [tracer] [hprof] [hprof4] [hprofcpu] [bytecode]    default: all six
 #
 # Environment: BENCH_JDKS (default: tools/find-jdk.sh all), BENCH_CALLS_ROUNDS (rounds of
 # tracer and hprof, default 5), BENCH_CALLS_MICRO_ROUNDS (rounds inside the micro agent,
-# default 15), BENCH_TIMEOUT (per run, default 600 s). Needs `make all` (the shim and the
-# bundled HPROF) and builds bench/ itself (make -f bench/Makefile).
+# default 15), BENCH_TIMEOUT (per run, default 600 s), BENCH_SHIM_OLD (another build of the
+# shim, run side by side in tracer and hprofcpu: before and after a change). Needs `make all`
+# (the shim and the bundled HPROF) and builds bench/ itself (make -f bench/Makefile).
 #
 # micro   bench/agents/bcalls.c in one JVM per JDK (workload Idle, which runs while the
 #         agent's last part does): each measurement alternates the JVMPI call and its native
@@ -37,6 +38,11 @@
 #         monitor around every OBJECT_ALLOC is contended (the case of an allocation profiler
 #         whose report showed RawMonitorEnter at 0.92 us against 0.05 us for Exit), and the
 #         native floor's one mutex with it. Same goal.
+# hprofcpu MethodCalls 1000000 with the bundled HPROF's cpu=times (METHOD_ENTRY/EXIT, the
+#         thread's CPU time from GetCurrentThreadCpuTime at each, a 4-frame trace per new
+#         method, its raw monitor around every event), against no agent (and BENCH_SHIM_OLD's
+#         build where given); then one more run with report=. No goal: the real agent's cost,
+#         before and after.
 # bytecode MethodCalls 1000000 with bench/agents/bbytecode.c, a per-bytecode coverage tracer
 #         (INSTRUCTION_START counted per method and offset, METHOD_ENTRY2 and METHOD_EXIT, its
 #         tables found through thread-local storage and a raw monitor), against the same
@@ -50,7 +56,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-SCEN=${*:-micro tracer hprof hprof4 bytecode}
+SCEN=${*:-micro tracer hprof hprof4 hprofcpu bytecode}
+OLD=${BENCH_SHIM_OLD:-}
+[ -z "$OLD" ] || [ -f "$OLD" ] || { echo "calls.sh: BENCH_SHIM_OLD=$OLD: no such file" >&2; exit 2; }
 JDKS=${BENCH_JDKS:-$(tools/find-jdk.sh all)}
 ROUNDS=${BENCH_CALLS_ROUNDS:-5}
 MROUNDS=${BENCH_CALLS_MICRO_ROUNDS:-15}
@@ -66,6 +74,7 @@ mkdir -p "$OUT/raw"
 exec > >(tee "$OUT/report.txt") 2>&1
 echo "calls.sh: $(date -u '+%Y-%m-%d %H:%M UTC'); load: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 echo "shim: $SHIM, sha256 $(sha256sum "$SHIM" | cut -c1-16)"
+[ -z "$OLD" ] || echo "old shim (BENCH_SHIM_OLD): $OLD, sha256 $(sha256sum "$OLD" | cut -c1-16)"
 FAILED=0
 
 run() { # NAME JAVA ARGS... -> $OUT/raw/NAME.{out,err}
@@ -149,10 +158,13 @@ for j in $JDKS; do
       ;;
     tracer)
       echo "--- JDK $v / tracer: MethodCalls 1000000, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+      oldc=()
+      [ -z "$OLD" ] || oldc=("old=-agentpath:$OLD=legacy=$AG/libbtracer.so")
       rounds tracer "$j" "$v" none=none "jvmpi=-agentpath:$SHIM=legacy=$AG/libbtracer.so" \
-        "native=-agentpath:$SHIM=legacy=$AG/libbtracer.so:native" -- MethodCalls 1000000
+        "native=-agentpath:$SHIM=legacy=$AG/libbtracer.so:native" "${oldc[@]}" -- MethodCalls 1000000
       table tracer "$v" jvmpi native 2
       table tracer "$v" native none -
+      [ -z "$OLD" ] || table tracer "$v" jvmpi old -
       grep -h '^btracer:' "$OUT/raw/jdk$v-tracer-r1-jvmpi.out" "$OUT/raw/jdk$v-tracer-r1-native.out" | sed 's/^/  /'
       ;;
     bytecode)
@@ -163,6 +175,21 @@ for j in $JDKS; do
       table bytecode "$v" empty none -
       table bytecode "$v" bytecode empty -
       grep -h '^bbytecode:' "$OUT/raw/jdk$v-bytecode-r1-bytecode.out" | sed 's/^/  /'
+      ;;
+    hprofcpu)
+      echo "--- JDK $v / hprofcpu: MethodCalls 1000000 with HPROF cpu=times, $ROUNDS rounds (load $(cut -d' ' -f1 /proc/loadavg))"
+      oldc=()
+      [ -z "$OLD" ] || oldc=("old=-agentpath:$OLD=legacy=$HPROF:cpu=times,file=$OUT/raw/jdk$v-$s-old.txt")
+      rounds "$s" "$j" "$v" none=none \
+        "hprof=-agentpath:$SHIM=legacy=$HPROF:cpu=times,file=$OUT/raw/jdk$v-$s.txt" \
+        "${oldc[@]}" -- MethodCalls 1000000
+      table "$s" "$v" hprof none -
+      [ -z "$OLD" ] || { table "$s" "$v" old none -; table "$s" "$v" hprof old -; }
+      run "jdk$v-$s-report" "$j/bin/java" \
+        "-agentpath:$SHIM=report=$OUT/raw/jdk$v-$s-report.txt,legacy=$HPROF:cpu=times,file=$OUT/raw/jdk$v-$s.txt" \
+        -cp "$CP" MethodCalls 1000000
+      echo "  where the time goes (report=, one more run: $OUT/raw/jdk$v-$s-report.txt):"
+      sed -n '/^Time (wall clock/,/^summary:/p' "$OUT/raw/jdk$v-$s-report.txt" | grep -v '^summary:' | sed 's/^/  /'
       ;;
     hprof|hprof4)
       wl=(Sites 40)
