@@ -195,7 +195,7 @@ it: all
 UNIT32 = $(if $(WITH_I386),$(UNIT:$(B)/%=$(B32)/%) $(UNIT_SAN:$(B)/%=$(B32)/%))
 check: all $(UNIT) $(UNIT_SAN)
 	@if [ "$(have_fuzzer)" = yes ]; then $(MAKE) --no-print-directory $(FUZZ_BIN) || exit 1; f="$(FUZZ_BIN)"; else f=SKIP; fi; \
-	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) $(UNIT32) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh tests/check-deps.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list --qemu-list tests/it/qemu.list
+	  tests/run.sh --unit "$(UNIT) $(UNIT_SAN) $(UNIT32) tests/check-tls.sh tests/check-layers.sh tests/check-doc-refs.sh tests/check-deps.sh tests/check-model.sh" --fuzz "$$f" --modes "int c1" --modes-list tests/it/modes.list --qemu-list tests/it/qemu.list
 
 # check-modes: the whole matrix, every integration test x JDK x VM mode (default, int, c1).
 check-modes: all

@@ -103,6 +103,7 @@ probe() {  # probe PACKAGE: installed as a package, or what it brings is there a
     debhelper)                    command -v dh >/dev/null 2>&1 ;;
     lintian)                      command -v lintian >/dev/null 2>&1 ;;
     man-db)                       command -v man >/dev/null 2>&1 ;;
+    spin)                         command -v spin >/dev/null 2>&1 ;;
     binutils-i686-linux-gnu)      command -v i686-linux-gnu-strip >/dev/null 2>&1 ;;
     qemu-user)                    command -v qemu-i386 >/dev/null 2>&1 ;;
     *)                            dpkg_has "$1" ;;
@@ -112,7 +113,8 @@ probe() {  # probe PACKAGE: installed as a package, or what it brings is there a
 # --- the list ---------------------------------------------------------------------------------
 # build: make, make demo. check: make check (the fuzz smoke run needs clang and its libFuzzer
 # runtime; tests/it/lifecycle/deb_install.sh builds the packages and reads their manual pages
-# with man). deb: make deb (lintian).
+# with man; tests/check-model.sh model-checks the raw monitors' lock with spin). deb: make
+# deb (lintian).
 i386_side=no
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && i386_side=yes
 rt=libclang-rt-$(m=$(clang_major); echo "${m:-14}")-dev
@@ -121,7 +123,7 @@ add() { local p; for p in "$@"; do case " ${pkgs[*]} " in *" $p "*) ;; *) pkgs+=
 for g in "${goals[@]}"; do
   add build-essential make openjdk-17-jdk-headless uthash-dev
   case "$g" in
-    check|all|setup) add pkg-config procps clang "$rt" dpkg-dev debhelper man-db ;;
+    check|all|setup) add pkg-config procps clang "$rt" dpkg-dev debhelper man-db spin ;;
   esac
   case "$g" in
     deb|all|setup) add dpkg-dev debhelper lintian ;;

@@ -251,7 +251,10 @@ static __attribute__((noinline, cold)) int spin_calibrate(void)
  * 2 (held, sleepers possible), unless it already is, and sleep while it stays held. Nothing
  * else on the line is written here: a count of sleepers that let the exit skip the wake
  * after the last sleeper had taken the monitor cost two more transfers of the line per
- * sleep, more than the wake it saved (docs/performance.md). */
+ * sleep, more than the wake it saved (docs/performance.md). This protocol, with Enter's
+ * compare-and-swap and Exit's exchange, is model-checked (tests/model/rawmon_lock.pml, run
+ * by tests/check-model.sh: mutual exclusion, no lost wake-up); a change here changes the
+ * model with it. */
 static void lock_blocking(struct rawmon *m)
 {
     int spins = atomic_load_explicit(&spin_limit, memory_order_relaxed);
