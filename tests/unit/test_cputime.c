@@ -63,26 +63,19 @@ static void check_page_read(void)
 #endif
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Whether CLOCK_MONOTONIC is at least `factor` times cheaper than the thread's clock (the
  * least of five timings of each). */
 static bool mono_cheaper(int factor)
 {
     int64_t best_m = -1, best_c = -1;
     for (int k = 0; k < 5; k++) {
-        int64_t t0 = mono_ns();
+        int64_t t0 = mono_now();
         for (int i = 0; i < 64; i++)
-            (void)mono_ns();
-        int64_t t1 = mono_ns();
+            (void)mono_now();
+        int64_t t1 = mono_now();
         for (int i = 0; i < 8; i++)
             (void)clock_now();
-        int64_t t2 = mono_ns();
+        int64_t t2 = mono_now();
         int64_t m = (t1 - t0) / 65, c = (t2 - t1) / 8;
         best_m = best_m < 0 || m < best_m ? m : best_m;
         best_c = best_c < 0 || c < best_c ? c : best_c;
@@ -195,13 +188,13 @@ static void live(struct live *r)
     if (r->sleep_shim < 0 || r->sleep_shim > 5000000)
         r->bad_sleep++;
     /* What a call costs, for the log (not checked: the machine is shared). */
-    int64_t t0 = mono_ns();
+    int64_t t0 = mono_now();
     for (int i = 0; i < 20000; i++)
         (void)cputime_now();
-    int64_t t1 = mono_ns();
+    int64_t t1 = mono_now();
     for (int i = 0; i < 2000; i++)
         (void)clock_now();
-    int64_t t2 = mono_ns();
+    int64_t t2 = mono_now();
     r->ns_shim = (double)(t1 - t0) / 20000;
     r->ns_clock = (double)(t2 - t1) / 2000;
 }
