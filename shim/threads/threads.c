@@ -63,6 +63,7 @@ static void announce(JNIEnv *jni, struct thread_rec *r, jint type_flags);
 static void post_thread_end(JNIEnv *jni, struct thread_rec *r);
 static void flush_held(void);
 static void threads_announce_self_now(JNIEnv *env);
+static void announce_worker(JNIEnv *env);
 /* Events held back while the thread's Thread object is built (see threads_hold_event). */
 #define HELD_MAX 65536
 struct held {
@@ -666,8 +667,16 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
      * started. Any other thread's object is announced first. */
     bool own_start = r->env == shim_current_env() &&
                      (type & ~JVMPI_REQUESTED_EVENT) == JVMPI_EVENT_THREAD_START;
+    /* The worker's THREAD_START names the worker, whoever posts it: at exit the exiting
+     * thread posts it (announce_worker), which may have had its THREAD_END already. */
+    JNIEnv *named = jni;
+    if (!own_start && r->env != NULL && r->env == worker_env() &&
+        (type & ~JVMPI_REQUESTED_EVENT) == JVMPI_EVENT_THREAD_START) {
+        named = r->env;
+        own_start = true;
+    }
     JVMPI_Event ev;
-    event_init(&ev, type, jni);
+    event_init(&ev, type, named);
     ev.u.thread_start.thread_name = n.name;
     ev.u.thread_start.group_name = (char *)group;
     ev.u.thread_start.parent_name = (char *)parent;
@@ -683,8 +692,8 @@ static void post_thread_event(JNIEnv *jni, struct instance *inst, jint type,
 
 /* The shim's own thread is hidden, as HotSpot hid its internal threads: no THREAD_START
  * at its start nor in the replay. Only an event it posts itself (a GC bracket, OBJECT_FREE,
- * CLASS_UNLOAD) announces it, through threads_announce_self, so that no event names a
- * thread the agent was never told of. */
+ * CLASS_UNLOAD), or the bracket the exiting thread posts in its name, announces it, through
+ * threads_announce_self, so that no event names a thread the agent was never told of. */
 static bool hidden_thread(JNIEnv *jni, struct thread_rec *r)
 {
     return (r->env != NULL && r->env == worker_env()) || worker_is_thread(jni, r->ref);
@@ -856,8 +865,14 @@ static uint32_t start_wanted(void)
 static bool threads_announce_self(JNIEnv *env)
 {
     struct thread_rec *r = self_for(env);
-    if (r == NULL)
+    if (r == NULL) {
+        /* The one event the shim posts on one thread naming another: the GC bracket at
+         * exit, posted by the exiting thread in the worker's name (memory/gc.c). A worker
+         * that posted no bracket before was never announced: now, from here. */
+        if (env != NULL && env == worker_env())
+            announce_worker(env);
         return true;
+    }
     uint32_t all = start_wanted();
     if ((atomic_load(&r->announced) & all) == all)
         return true;
@@ -866,6 +881,19 @@ static bool threads_announce_self(JNIEnv *env)
     announce(shim_current_jni(), r, 0);
     flush_held();
     return true;
+}
+
+/* THREAD_START of the shim's worker, posted on the calling thread for the agents that have
+ * not had it (the worker is hidden otherwise: hidden_thread). */
+static void announce_worker(JNIEnv *env)
+{
+    struct thread_rec *r = threads_acquire(env);
+    if (r == NULL)
+        return;
+    uint32_t all = start_wanted();
+    if ((atomic_load(&r->announced) & all) != all && !r->end_posted)
+        announce(shim_current_jni(), r, 0);
+    threads_release(r);
 }
 
 /* Announce the current thread now, whatever its state, and post what was held back. */
